@@ -1,0 +1,30 @@
+"""Errors and warnings raised by skillshelf."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ('SkillConflictError', 'SkillError', 'SkillFormatError', 'SkillWarning')
+
+
+class SkillError(Exception):
+    """Base class for every error skillshelf raises."""
+
+
+class SkillFormatError(SkillError):
+    """A `SKILL.md` file (or a Python skill definition) breaks the Agent Skills format."""
+
+    def __init__(self, path: Path | None, problem: str) -> None:
+        self.path = path
+        """The offending file, or `None` for a skill defined in Python."""
+        self.problem = problem
+        """What is wrong, phrased so the author knows what to change."""
+        super().__init__(f'{path}: {problem}' if path else problem)
+
+
+class SkillConflictError(SkillError):
+    """Two skills share a name, or two skills expose the same tool name."""
+
+
+class SkillWarning(UserWarning):
+    """A skill was skipped or recovered; the message names the file and the problem."""

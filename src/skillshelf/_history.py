@@ -1,0 +1,71 @@
+"""Which skills are loaded, derived from what `load_skill` and `unload_skill` returned in the message history.
+
+Deriving the state from history (rather than keeping it on an object) makes it survive a continued
+conversation (`message_history=`) and replay deterministically under durable execution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
+
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, post_compaction_window
+from pydantic_ai.tools import ToolDefinition
+
+TAG = 'skillshelf'
+"""The key under which skillshelf marks tool definitions and tool-return metadata."""
+
+MetaOperation = Literal['search', 'load', 'unload', 'read']
+
+
+def skill_tool_tag(capability_id: str, skill: str) -> dict[str, Any]:
+    """Tool metadata marking a tool as belonging to `skill` of the capability `capability_id`."""
+    return {TAG: {'capability': capability_id, 'skill': skill}}
+
+
+def meta_tool_tag(capability_id: str, operation: MetaOperation) -> dict[str, Any]:
+    """Tool metadata marking one of the capability's meta-tools."""
+    return {TAG: {'capability': capability_id, 'meta': operation}}
+
+
+def state_change(capability_id: str, operation: Literal['load', 'unload'], skill: str) -> dict[str, Any]:
+    """Tool-return metadata recording that `skill` was loaded or unloaded; never sent to the model."""
+    return {TAG: {'capability': capability_id, 'op': operation, 'skill': skill}}
+
+
+def tag_of(tool_def: ToolDefinition, capability_id: str) -> Mapping[str, Any] | None:
+    """The skillshelf tag of `tool_def` if it belongs to the capability `capability_id`."""
+    return _own(tool_def.metadata, capability_id)
+
+
+def loaded_from_history(messages: Sequence[ModelMessage], capability_id: str) -> list[str]:
+    """Names of the skills loaded at the end of `messages`, in the order they were loaded.
+
+    Only the window after the latest compaction counts: a summary replaces the instructions that
+    `load_skill` returned, so the model must load the skill again to see them.
+    """
+    loaded: dict[str, None] = {}
+    for message in post_compaction_window(messages):
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if not isinstance(part, ToolReturnPart):
+                continue
+            record = _own(part.metadata, capability_id)
+            if record is None or not isinstance(record.get('skill'), str):
+                continue
+            if record.get('op') == 'load':
+                loaded[record['skill']] = None
+            elif record.get('op') == 'unload':
+                loaded.pop(record['skill'], None)
+    return list(loaded)
+
+
+def _own(metadata: Any, capability_id: str) -> Mapping[str, Any] | None:
+    if not isinstance(metadata, Mapping):
+        return None
+    record = cast('Mapping[str, Any]', metadata).get(TAG)
+    if not isinstance(record, Mapping):
+        return None
+    record = cast('Mapping[str, Any]', record)
+    return record if record.get('capability') == capability_id else None

@@ -1,0 +1,164 @@
+"""`Skill`: a named bundle of instructions, tools and resources that the model loads on demand."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic
+
+from pydantic_ai import Tool
+from pydantic_ai.tools import AgentDepsT, ToolFuncEither
+from pydantic_ai.toolsets import FunctionToolset
+
+from ._errors import SkillFormatError
+from ._markdown import SKILL_FILE, Frontmatter, name_problem, read_body, read_frontmatter
+from ._resources import ResourceError, list_folder_resources, read_folder_resource, safe_relative_path
+
+__all__ = ('Skill',)
+
+
+@dataclass(init=False)
+class Skill(Generic[AgentDepsT]):
+    """A skill: instructions and tools the model sees only after it loads the skill.
+
+    Define one in Python and attach tools with the [`tool`][skillshelf.Skill.tool] and
+    [`tool_plain`][skillshelf.Skill.tool_plain] decorators, or read one from a `SKILL.md` folder with
+    [`from_folder`][skillshelf.Skill.from_folder].
+    """
+
+    name: str
+    """Unique name the model loads the skill by: lower-case letters, digits and single hyphens."""
+    description: str
+    """What the skill does and when to use it. The catalog and `search_skills` show it."""
+    toolset: FunctionToolset[AgentDepsT]
+    """The skill's tools, hidden from the model until the skill is loaded."""
+    resources: Mapping[str, str]
+    """In-memory text resources by relative path (Python skills); folder skills read theirs from disk."""
+    metadata: Mapping[str, Any]
+    """Free-form metadata: the frontmatter `metadata` and unknown fields (`when_to_use`, `tags`, ...)."""
+    folder: Path | None
+    """The skill's folder for `SKILL.md` skills; `None` for skills defined in Python."""
+    _instructions: str | None
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        instructions: str = '',
+        *,
+        tools: Sequence[Tool[AgentDepsT] | ToolFuncEither[AgentDepsT, ...]] = (),
+        toolset: FunctionToolset[AgentDepsT] | None = None,
+        resources: Mapping[str, str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Define a skill in Python.
+
+        Args:
+            name: Unique name, following the Agent Skills rules (e.g. `'weather'`, `'pdf-forms'`).
+            description: What the skill does and when to use it, in one or two sentences.
+            instructions: What the model reads when it loads the skill.
+            tools: Tools to add to the skill's toolset.
+            toolset: An existing toolset to use for the skill's tools. Give it a stable `id` if you
+                use durable execution; a toolset created here gets the id `skillshelf.<name>`.
+            resources: Extra text the model can read after loading, by relative path.
+            metadata: Free-form metadata; `keywords` (a string or list) is searched too.
+        """
+        if problem := name_problem(name):
+            raise SkillFormatError(None, f'skill {name!r}: {problem}')
+        if not description.strip():
+            raise SkillFormatError(None, f'skill {name!r}: the description is empty; say what it does and when')
+        self.name = name
+        self.description = description.strip()
+        self._instructions = instructions
+        self.toolset = toolset if toolset is not None else FunctionToolset[AgentDepsT](id=f'skillshelf.{name}')
+        for tool in tools:
+            if isinstance(tool, Tool):
+                self.toolset.add_tool(tool)
+            else:
+                self.toolset.add_function(tool)
+        self.resources = dict(resources or {})
+        self.metadata = dict(metadata or {})
+        self.folder = None
+
+    @classmethod
+    def from_folder(cls, folder: str | Path) -> Skill[Any]:
+        """Read a skill from a folder holding a `SKILL.md`; its body is read only when the skill is loaded.
+
+        Raises:
+            SkillFormatError: the `SKILL.md` is missing or breaks the Agent Skills format.
+        """
+        folder = Path(folder)
+        front = read_frontmatter(folder / SKILL_FILE)
+        skill = cls(front.name, front.description, metadata=_folder_metadata(front))
+        skill._instructions = None
+        skill.folder = folder
+        return skill
+
+    @property
+    def tool(self):  # noqa: ANN201 - returns the toolset's overloaded decorator unchanged
+        """Decorator registering a tool that takes `RunContext` as its first argument."""
+        return self.toolset.tool
+
+    @property
+    def tool_plain(self):  # noqa: ANN201 - returns the toolset's overloaded decorator unchanged
+        """Decorator registering a tool that does not take `RunContext`."""
+        return self.toolset.tool_plain
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Names of the skill's tools, in registration order."""
+        return list(self.toolset.tools)
+
+    @property
+    def keywords(self) -> str:
+        """Extra search text an author declared: `keywords`, `tags`, `triggers` and `when_to_use`."""
+        parts: list[str] = []
+        for key in ('keywords', 'tags', 'triggers', 'when_to_use', 'when-to-use'):
+            value = self.metadata.get(key)
+            if isinstance(value, str):
+                parts.append(value)
+            elif isinstance(value, list):
+                parts.extend(str(item) for item in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        return ' '.join(parts)
+
+    def load_instructions(self) -> str:
+        """The instructions the model receives on load; a folder skill's `SKILL.md` body is read now.
+
+        Raises:
+            SkillFormatError: the `SKILL.md` can no longer be read.
+        """
+        if self._instructions is not None:
+            return self._instructions
+        assert self.folder is not None
+        return read_body(self.folder / SKILL_FILE)
+
+    def list_resources(self) -> list[str]:
+        """Relative paths of the resources the model can read after loading the skill."""
+        paths = sorted(self.resources)
+        if self.folder is not None:
+            paths += list_folder_resources(self.folder)
+        return paths
+
+    def read_resource(self, path: str) -> str:
+        """Read one resource by its relative path.
+
+        Raises:
+            ResourceError: the path is unsafe, missing, binary or too large.
+        """
+        relative = safe_relative_path(path).as_posix()
+        if relative in self.resources:
+            return self.resources[relative]
+        if self.folder is None:
+            raise ResourceError(f'no resource {path!r}')
+        return read_folder_resource(self.folder, relative)
+
+    def __repr__(self) -> str:
+        source = f', folder={str(self.folder)!r}' if self.folder else ''
+        return f'Skill(name={self.name!r}, tools={self.tool_names!r}{source})'
+
+
+def _folder_metadata(front: Frontmatter) -> dict[str, Any]:
+    known = {'license': front.license, 'compatibility': front.compatibility, 'allowed-tools': list(front.allowed_tools)}
+    return {**front.metadata, **{key: value for key, value in known.items() if value}}
+

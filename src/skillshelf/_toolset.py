@@ -1,0 +1,141 @@
+"""The meta-tools the model uses to find, load, read and unload skills.
+
+Tool bodies depend only on the library and their arguments, never on run state, so they can run
+anywhere (including a durable-execution activity). Whether a skill is loaded is the capability's
+business: it checks and records that around each call (see `Skills.wrap_tool_execute`).
+Mistakes the model makes come back as plain text that says how to recover, not as retries, so a
+confused model never exhausts a retry budget and aborts the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai import ToolReturn
+from pydantic_ai.toolsets import FunctionToolset
+
+from ._errors import SkillFormatError
+from ._history import meta_tool_tag, state_change
+from ._library import SkillLibrary
+from ._resources import ResourceError
+from ._skill import Skill
+
+MAX_QUERY_CHARACTERS = 1000
+"""Longer queries are cut: the ranking needs keywords, not documents."""
+MAX_SEARCH_LIMIT = 20
+_RESULT_DESCRIPTION = 160
+META_TOOL_NAMES = ('search_skills', 'load_skill', 'unload_skill', 'read_skill_resource')
+
+
+@dataclass
+class SkillMatch:
+    """One `search_skills` result."""
+
+    name: str
+    """The skill's name, to pass to `load_skill`."""
+    description: str
+    """The skill's description, on one line."""
+    score: float
+    """Relevance from 0 to 1, relative to the best match."""
+    loaded: bool = False
+    """Whether the skill is already loaded."""
+
+
+def build_meta_toolset(library: SkillLibrary, capability_id: str, default_limit: int) -> FunctionToolset[Any]:
+    """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`."""
+    toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
+
+    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'search'))
+    def search_skills(query: str, limit: int = default_limit) -> list[SkillMatch] | str:
+        """Find skills for a task. Returns the best matches, best first, with a relevance score from 0 to 1.
+
+        Args:
+            query: What you need to do, in a few words (e.g. "fill a PDF form").
+            limit: How many results to return, at most 20.
+        """
+        query = ' '.join(query.split())[:MAX_QUERY_CHARACTERS]
+        if not query:
+            return 'The query is empty: describe the task in a few words, e.g. "convert a CSV file to a chart".'
+        hits = library.search(query, max(1, min(limit, MAX_SEARCH_LIMIT)))
+        if not hits:
+            return f'No skill matches {query!r}. Try other words for the task, or carry on without a skill.'
+        return [_match(library.skills[hit.name], hit.score) for hit in hits]
+
+    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'load'))
+    def load_skill(name: str) -> ToolReturn | str:
+        """Load a skill: returns its instructions and files, and unlocks its tools from your next response on.
+
+        Args:
+            name: The skill's exact name, from the catalog or `search_skills`.
+        """
+        skill = library.get(name)
+        if skill is None:
+            return unknown_skill_message(library, name)
+        try:
+            instructions = skill.load_instructions()
+            resources = skill.list_resources()
+        except (SkillFormatError, OSError) as error:
+            return f'The skill {name!r} can no longer be read ({error}). Use another skill or carry on without it.'
+        return ToolReturn(
+            _loaded_text(skill, instructions, resources), metadata=state_change(capability_id, 'load', name)
+        )
+
+    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'unload'))
+    def unload_skill(name: str) -> ToolReturn | str:
+        """Unload a skill you no longer need: its tools are hidden again.
+
+        Args:
+            name: The name of a loaded skill.
+        """
+        if library.get(name) is None:
+            return unknown_skill_message(library, name)
+        return ToolReturn(
+            f'Unloaded {name!r}: its tools are hidden from your next response.',
+            metadata=state_change(capability_id, 'unload', name),
+        )
+
+    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'read'))
+    def read_skill_resource(name: str, path: str) -> str:
+        """Read a file that belongs to a loaded skill.
+
+        Args:
+            name: The skill's name.
+            path: The file's path relative to the skill folder, as listed by `load_skill`.
+        """
+        skill = library.get(name)
+        if skill is None:
+            return unknown_skill_message(library, name)
+        try:
+            return skill.read_resource(path)
+        except ResourceError as error:
+            listed = skill.list_resources()
+            available = f'Its resources are: {", ".join(listed)}.' if listed else 'It has no resources.'
+            return f'Cannot read {path!r} from {name!r}: {error}. {available}'
+
+    return toolset
+
+
+def unknown_skill_message(library: SkillLibrary, name: str) -> str:
+    """Tell the model a skill name is unknown, with the closest names and a hint to search."""
+    close = library.closest_names(name)
+    hint = f' Did you mean {" or ".join(repr(n) for n in close)}?' if close else ''
+    return f'There is no skill named {name!r}.{hint} Call `search_skills` to find skills by what they do.'
+
+
+def _match(skill: Skill[Any], score: float) -> SkillMatch:
+    line = ' '.join(skill.description.split())
+    if len(line) > _RESULT_DESCRIPTION:
+        line = line[: _RESULT_DESCRIPTION - 1].rsplit(' ', 1)[0] + '…'
+    return SkillMatch(skill.name, line, score)
+
+
+def _loaded_text(skill: Skill[Any], instructions: str, resources: list[str]) -> str:
+    lines = [f'Loaded skill {skill.name!r}.']
+    if skill.tool_names:
+        lines.append(f'Tools available from your next response: {", ".join(skill.tool_names)}.')
+    if resources:
+        lines.append(f'Files (read with `read_skill_resource`): {", ".join(resources)}.')
+    if instructions.strip():
+        lines += ['', instructions.strip()]
+    return '\n'.join(lines)
