@@ -199,12 +199,12 @@ class Skills(AbstractCapability[AgentDepsT]):
             self._loaded.remove(name)
         return result
 
-    def _mark_loaded(self, result: Any) -> Any:
+    def _mark_loaded(self, result: object) -> object:
         if isinstance(result, list):
-            for match in cast('list[Any]', result):
+            for match in cast('list[object]', result):
                 if isinstance(match, SkillMatch):
                     match.loaded = match.name in self._loaded
-        return result
+        return result  # pyright: ignore[reportUnknownVariableType]
 
 
 def _records(result: Any, operation: str) -> bool:
@@ -234,11 +234,14 @@ def import_skills(path: str) -> list[Skill[Any]]:
             target = getattr(target, part)
         except AttributeError:
             raise SkillError(f'module {module_name!r} has no attribute {attribute!r} (from {path!r})') from None
+    kind = type(target).__name__
     if isinstance(target, Skill):
         return [cast('Skill[Any]', target)]
-    if isinstance(target, (list, tuple)) and all(isinstance(item, Skill) for item in cast('Sequence[Any]', target)):
-        return list(cast('Sequence[Skill[Any]]', target))
-    raise SkillError(f'{path!r} is a {type(target).__name__}, not a Skill or a list of skills')
+    if isinstance(target, (list, tuple)):
+        items = cast('Sequence[object]', target)  # pyright: ignore[reportUnknownArgumentType]
+        if all(isinstance(item, Skill) for item in items):
+            return cast('list[Skill[Any]]', list(items))
+    raise SkillError(f'{path!r} is a {kind}, not a Skill or a list of skills')
 
 
 def _string_list(option: str, value: Any) -> list[str]:

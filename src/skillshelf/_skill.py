@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic
+from typing import Any, Generic, cast
 
 from pydantic_ai import Tool
 from pydantic_ai.tools import AgentDepsT, ToolFuncEither
@@ -74,7 +74,7 @@ class Skill(Generic[AgentDepsT]):
         self.toolset = toolset if toolset is not None else FunctionToolset[AgentDepsT](id=f'skillshelf.{name}')
         for tool in tools:
             if isinstance(tool, Tool):
-                self.toolset.add_tool(tool)
+                self.toolset.add_tool(cast('Tool[AgentDepsT]', tool))
             else:
                 self.toolset.add_function(tool)
         self.resources = dict(resources or {})
@@ -96,12 +96,12 @@ class Skill(Generic[AgentDepsT]):
         return skill
 
     @property
-    def tool(self):  # noqa: ANN201 - returns the toolset's overloaded decorator unchanged
+    def tool(self):  # returns the toolset's overloaded decorator unchanged
         """Decorator registering a tool that takes `RunContext` as its first argument."""
         return self.toolset.tool
 
     @property
-    def tool_plain(self):  # noqa: ANN201 - returns the toolset's overloaded decorator unchanged
+    def tool_plain(self):  # returns the toolset's overloaded decorator unchanged
         """Decorator registering a tool that does not take `RunContext`."""
         return self.toolset.tool_plain
 
@@ -161,4 +161,3 @@ class Skill(Generic[AgentDepsT]):
 def _folder_metadata(front: Frontmatter) -> dict[str, Any]:
     known = {'license': front.license, 'compatibility': front.compatibility, 'allowed-tools': list(front.allowed_tools)}
     return {**front.metadata, **{key: value for key, value in known.items() if value}}
-

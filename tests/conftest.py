@@ -1,0 +1,69 @@
+"""Shared helpers: a scripted `FunctionModel` that records what the model received on every request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_SKILLS = REPO / 'skills'
+
+
+@dataclass
+class Request:
+    """What the model received on one request."""
+
+    tools: list[str]
+    """Tool names on the wire, sorted."""
+    instructions: str | None
+    messages: list[ModelMessage]
+
+
+@dataclass
+class Script:
+    """A model that plays back one response per request and records every request."""
+
+    steps: Sequence[Sequence[ModelResponsePart]]
+    requests: list[Request] = field(default_factory=list[Request])
+
+    def model(self) -> FunctionModel:
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            self.requests.append(
+                Request(sorted(tool.name for tool in info.function_tools), info.instructions, list(messages))
+            )
+            step = len(self.requests) - 1
+            return ModelResponse(parts=list(self.steps[step]) if step < len(self.steps) else [TextPart('done')])
+
+        return FunctionModel(respond)
+
+
+def call(tool: str, **args: Any) -> ToolCallPart:
+    """A tool call part, for scripts."""
+    return ToolCallPart(tool, args)
+
+
+def tool_returns(messages: Sequence[ModelMessage], tool: str) -> list[Any]:
+    """The contents of every return of `tool` in `messages`, in order."""
+    from pydantic_ai.messages import ModelRequest, ToolReturnPart
+
+    return [
+        part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.tool_name == tool
+    ]
+
+
+@pytest.fixture
+def make_script() -> Callable[..., Script]:
+    def make(*steps: Sequence[ModelResponsePart]) -> Script:
+        return Script(steps)
+
+    return make

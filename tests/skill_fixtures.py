@@ -1,0 +1,52 @@
+"""Python skills importable by path (`skill_fixtures:weather`), as an agent spec names them."""
+
+from __future__ import annotations
+
+from pydantic_ai import RunContext
+
+from skillshelf import Skill
+
+forecast_calls: list[str] = []
+"""Cities `get_forecast` actually ran for: proves whether a tool body executed."""
+
+weather = Skill(
+    name='weather',
+    description='Current weather, forecasts and alerts for a city.',
+    instructions='Always state the city and the units you used.',
+)
+
+
+@weather.tool
+async def get_forecast(ctx: RunContext[None], city: str, days: int = 3) -> str:
+    """Forecast for a city.
+
+    Args:
+        city: City name.
+        days: Number of days, 1 to 7.
+    """
+    forecast_calls.append(city)
+    return f'{city}: sunny, 21 °C, for the next {days} days'
+
+
+@weather.tool_plain
+def get_alerts(city: str) -> list[str]:
+    """Active weather alerts for a city."""
+    return [f'{city}: heat advisory until 20:00']
+
+
+currency = Skill(
+    name='currency',
+    description='Convert amounts between currencies at the current exchange rate.',
+    instructions='Quote the rate you used and its date.',
+    resources={'rates.md': '| pair | rate |\n|---|---|\n| EUR/USD | 1.08 |'},
+)
+
+
+@currency.tool_plain
+def convert(amount: float, source: str, target: str) -> str:
+    """Convert an amount between two ISO currency codes."""
+    return f'{amount * 1.08:.2f} {target}' if (source, target) == ('EUR', 'USD') else 'unsupported pair'
+
+
+travel = [weather, currency]
+"""A list of skills, importable as one path."""

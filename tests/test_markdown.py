@@ -1,0 +1,216 @@
+"""SKILL.md folders: the Agent Skills frontmatter shapes, name rules, discovery order and broken skills."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from inline_snapshot import snapshot
+
+from skillshelf import Skill, SkillConflictError, SkillError, SkillFormatError, SkillLibrary, SkillWarning
+
+
+def write_skill(root: Path, folder: str, text: str, **files: str) -> Path:
+    directory = root / folder
+    directory.mkdir(parents=True)
+    (directory / 'SKILL.md').write_text(textwrap.dedent(text).lstrip(), encoding='utf-8')
+    for name, content in files.items():
+        path = directory / name.replace('__', '/')
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding='utf-8')
+    return directory
+
+
+def test_every_known_field_and_unknown_fields_are_kept(tmp_path: Path) -> None:
+    folder = write_skill(
+        tmp_path,
+        'pdf-forms',
+        """
+        ---
+        name: pdf-forms
+        description: Fill PDF forms.
+        license: Apache-2.0
+        compatibility: Needs poppler-utils
+        allowed-tools: Bash(pdftk:*) Read
+        metadata:
+          author: acme
+          version: "1.2"
+        when_to_use: When a user uploads a PDF form.
+        triggers: [fill form, pdf form]
+        tags: [pdf, forms]
+        ---
+        Body text.
+        """,
+    )
+    skill = Skill.from_folder(folder)
+
+    assert (skill.name, skill.description, skill.load_instructions()) == ('pdf-forms', 'Fill PDF forms.', 'Body text.')
+    assert skill.metadata == snapshot(
+        {
+            'when_to_use': 'When a user uploads a PDF form.',
+            'triggers': ['fill form', 'pdf form'],
+            'tags': ['pdf', 'forms'],
+            'author': 'acme',
+            'version': '1.2',
+            'license': 'Apache-2.0',
+            'compatibility': 'Needs poppler-utils',
+            'allowed-tools': ['Bash(pdftk:*)', 'Read'],
+        }
+    )
+    assert skill.keywords == 'pdf forms fill form pdf form When a user uploads a PDF form.'
+
+
+def test_three_dashes_inside_a_value_are_not_a_delimiter(tmp_path: Path) -> None:
+    folder = write_skill(
+        tmp_path,
+        'dashes',
+        """
+        ---
+        name: dashes
+        description: "Separate sections with --- lines"
+        ---
+        Use --- between sections.
+        ---
+        Still body.
+        """,
+    )
+    skill = Skill.from_folder(folder)
+    assert skill.description == 'Separate sections with --- lines'
+    assert skill.load_instructions() == 'Use --- between sections.\n---\nStill body.'
+
+
+def test_an_unquoted_colon_in_a_description_is_recovered_with_a_warning(tmp_path: Path) -> None:
+    folder = write_skill(
+        tmp_path,
+        'colons',
+        """
+        ---
+        name: colons
+        description: Review code. Use when: the user asks for a review
+        ---
+        Body.
+        """,
+    )
+    with pytest.warns(SkillWarning, match='quoted a frontmatter value that contains ": "'):
+        skill = Skill.from_folder(folder)
+    assert skill.description == 'Review code. Use when: the user asks for a review'
+
+
+def test_crlf_line_ends_and_a_byte_order_mark_are_accepted(tmp_path: Path) -> None:
+    folder = tmp_path / 'windows'
+    folder.mkdir()
+    (folder / 'SKILL.md').write_bytes(
+        b'\xef\xbb\xbf---\r\nname: windows\r\ndescription: Made on Windows.\r\n---\r\nBody.\r\n'
+    )
+    skill = Skill.from_folder(folder)
+    assert (skill.description, skill.load_instructions()) == ('Made on Windows.', 'Body.')
+
+
+@pytest.mark.parametrize(
+    ('folder', 'text', 'problem'),
+    [
+        ('no-front', 'Just a body.\n', 'the file does not start with a `---` frontmatter line'),
+        ('unclosed', '---\nname: unclosed\ndescription: x\n', 'the frontmatter is not closed by a `---` line'),
+        ('no-name', '---\ndescription: x\n---\n', 'the frontmatter has no `name` field'),
+        ('no-desc', '---\nname: no-desc\n---\n', 'the frontmatter has no `description` field'),
+        ('empty-desc', '---\nname: empty-desc\ndescription: "  "\n---\n', '`description` is empty'),
+        ('list', '---\n- a\n- b\n---\n', 'the frontmatter is a YAML list, not a mapping of fields'),
+        ('number', '---\nname: 12\ndescription: x\n---\n', '`name` must be a string, not a YAML int'),
+        ('Upper', '---\nname: Upper\ndescription: x\n---\n', "the name 'Upper' has upper-case letters"),
+        ('a--b', '---\nname: a--b\ndescription: x\n---\n', "the name 'a--b' has consecutive hyphens"),
+        ('-lead', '---\nname: -lead\ndescription: x\n---\n', "the name '-lead' starts or ends with a hyphen"),
+        ('under_score', '---\nname: under_score\ndescription: x\n---\n', 'may only contain lower-case letters'),
+        ('folder', '---\nname: other\ndescription: x\n---\n', "the name 'other' does not match its folder 'folder'"),
+        ('long', f'---\nname: {"a" * 65}\ndescription: x\n---\n', 'the name is 65 characters long; the limit is 64'),
+        ('bad-yaml', '---\nname: [unclosed\ndescription: x\n---\n', 'the frontmatter is not valid YAML'),
+        ('meta', '---\nname: meta\ndescription: x\nmetadata: [1]\n---\n', '`metadata` must be a mapping'),
+    ],
+)
+def test_format_errors_name_the_problem(tmp_path: Path, folder: str, text: str, problem: str) -> None:
+    directory = tmp_path / folder
+    directory.mkdir()
+    (directory / 'SKILL.md').write_text(text, encoding='utf-8')
+    with pytest.raises(SkillFormatError) as raised:
+        Skill.from_folder(directory)
+    assert problem in raised.value.problem
+    assert raised.value.path == directory / 'SKILL.md'
+
+
+def test_unicode_lower_case_names_follow_the_format(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, 'café-notes', '---\nname: café-notes\ndescription: Notes.\n---\n')
+    assert Skill.from_folder(folder).name == 'café-notes'
+
+
+def test_a_broken_skill_is_skipped_with_a_warning_and_never_hides_the_valid_ones(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'alpha', '---\nname: alpha\ndescription: First.\n---\n')
+    write_skill(tmp_path, 'broken', '---\nname: broken\n---\n')
+    write_skill(tmp_path, 'zeta', '---\nname: zeta\ndescription: Last.\n---\n')
+    (tmp_path / 'not-a-skill').mkdir()
+    (tmp_path / '.hidden').mkdir()
+
+    with pytest.warns(SkillWarning) as caught:
+        library = SkillLibrary.build(directories=[tmp_path])
+
+    assert list(library.skills) == ['alpha', 'zeta']
+    assert [str(w.message) for w in caught] == [
+        f'skipped {tmp_path / "broken" / "SKILL.md"}: the frontmatter has no `description` field'
+    ]
+    assert [(s.path.parent.name, s.problem) for s in library.skipped] == [
+        ('broken', 'the frontmatter has no `description` field')
+    ]
+
+
+def test_strict_mode_turns_a_skip_into_an_error(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'broken', '---\nname: broken\n---\n')
+    with pytest.raises(SkillError, match='the frontmatter has no `description` field'):
+        SkillLibrary.build(directories=[tmp_path], strict=True)
+
+
+def test_the_first_directory_wins_a_name_clash(tmp_path: Path) -> None:
+    write_skill(tmp_path / 'project', 'lint', '---\nname: lint\ndescription: Project lint rules.\n---\n')
+    write_skill(tmp_path / 'user', 'lint', '---\nname: lint\ndescription: User lint rules.\n---\n')
+
+    with pytest.warns(SkillWarning, match='shadowed by .*project/lint'):
+        library = SkillLibrary.build(directories=[tmp_path / 'project', tmp_path / 'user'])
+    assert library.skills['lint'].description == 'Project lint rules.'
+
+
+def test_a_python_skill_and_a_folder_skill_with_one_name_conflict(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'lint', '---\nname: lint\ndescription: Lint.\n---\n')
+    with pytest.raises(SkillConflictError, match=r"the Python skill 'lint' and the folder .* share a name"):
+        SkillLibrary.build([Skill('lint', 'Python lint.')], [tmp_path])
+
+
+def test_a_directory_that_is_itself_a_skill_folder_is_accepted(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, 'solo', '---\nname: solo\ndescription: Alone.\n---\n')
+    assert list(SkillLibrary.build(directories=[folder]).skills) == ['solo']
+
+
+def test_the_body_is_read_when_the_skill_is_loaded_not_when_it_is_discovered(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path, 'lazy', '---\nname: lazy\ndescription: Lazy.\n---\nOld body.\n')
+    skill = Skill.from_folder(folder)
+    (folder / 'SKILL.md').write_text('---\nname: lazy\ndescription: Lazy.\n---\nNew body.\n', encoding='utf-8')
+    assert skill.load_instructions() == 'New body.'
+
+
+def test_resources_are_listed_sorted_without_hidden_files_and_read_safely(tmp_path: Path) -> None:
+    folder = write_skill(
+        tmp_path,
+        'docs',
+        '---\nname: docs\ndescription: Docs.\n---\n',
+        b__two_md='two',
+        a_md='one',
+        **{'.secret': 'hidden'},
+    )
+    skill = Skill.from_folder(folder)
+    assert skill.list_resources() == ['a_md', 'b/two_md']
+    assert skill.read_resource('b/two_md') == 'two'
+    assert skill.read_resource('./b//two_md') == 'two'
+
+
+def test_python_skill_names_follow_the_same_rules() -> None:
+    with pytest.raises(SkillFormatError, match="skill 'Bad Name': the name 'Bad Name' has upper-case letters"):
+        Skill('Bad Name', 'x')
+    with pytest.raises(SkillFormatError, match='the description is empty'):
+        Skill('fine', ' ')
