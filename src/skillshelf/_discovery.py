@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ._errors import SkillFormatError
 from ._markdown import SKILL_FILE
+from ._resources import ResourceError, skill_root
 from ._skill import Skill
 
 
@@ -35,14 +37,22 @@ def discover(directory: Path) -> Discovery:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder that does.
 
     Folders are visited in sorted order so that every process sees the same library; hidden folders
-    (starting with `.`) are ignored. A broken skill is reported in `skipped` and never hides the others.
+    (starting with `.`) are ignored. A broken skill is reported in `skipped` and never hides the others,
+    and so is a `SKILL.md` that cannot even be looked at (a symlink loop, a dangling link, a FIFO).
+    A skill folder that is a symlink must stay inside the library directory: one that points elsewhere
+    is skipped (list its target's parent as a library directory instead).
     """
     found = Discovery(skills=[], skipped=[])
-    if not directory.is_dir():
+    try:
+        is_directory = directory.is_dir()
+    except OSError as error:  # pragma: no cover - is_dir() swallows most errors itself
+        found.skipped.append(SkippedSkill(directory, f'cannot open the directory ({error.strerror or error})'))
+        return found
+    if not is_directory:
         found.skipped.append(SkippedSkill(directory, 'the directory does not exist'))
         return found
-    if (directory / SKILL_FILE).exists():
-        _read_into(found, directory)
+    if _has_skill_file(directory):
+        _read_into(found, directory, check_containment=False)
         return found
     try:
         children = sorted(child for child in directory.iterdir() if not child.name.startswith('.'))
@@ -51,19 +61,44 @@ def discover(directory: Path) -> Discovery:
         return found
     for child in children:
         if _is_skill_folder(child):
-            _read_into(found, child)
+            _read_into(found, child, check_containment=True)
     return found
+
+
+def _has_skill_file(folder: Path) -> bool:
+    """Whether `folder` has a `SKILL.md` entry of any kind, even a broken symlink, so problems get reported."""
+    return os.path.lexists(folder / SKILL_FILE)
 
 
 def _is_skill_folder(path: Path) -> bool:
     try:
-        return path.is_dir() and (path / SKILL_FILE).exists()
+        return path.is_dir() and _has_skill_file(path)
     except OSError:
         return False
 
 
-def _read_into(found: Discovery, folder: Path) -> None:
+def _read_into(found: Discovery, folder: Path, *, check_containment: bool) -> None:
+    if check_containment:
+        try:
+            skill_root(folder)
+        except ResourceError:
+            target = _describe_target(folder)
+            found.skipped.append(
+                SkippedSkill(
+                    folder,
+                    f'the skill folder is a symlink to {target}, outside the library directory; '
+                    'skills are only read from inside a library (add its parent as a library directory instead)',
+                )
+            )
+            return
     try:
         found.skills.append(Skill.from_folder(folder))
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or folder, error.problem))
+
+
+def _describe_target(folder: Path) -> str:
+    try:
+        return str(folder.resolve())
+    except (OSError, RuntimeError):
+        return 'a path that cannot be resolved'

@@ -6,16 +6,19 @@ with `name` and `description` required, then a markdown body of instructions.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import unicodedata
 import warnings
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
-import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
+from yaml.nodes import MappingNode, Node, SequenceNode
 
 from ._errors import SkillFormatError, SkillWarning
 
@@ -31,7 +34,7 @@ MAX_SKILL_FILE_BYTES = 2 * 1024 * 1024
 
 KNOWN_FIELDS = frozenset({'name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'})
 
-_YAML_HANDLER = frontmatter.YAMLHandler()
+_YAML_HANDLER = YAMLHandler()
 
 
 @dataclass(frozen=True)
@@ -83,23 +86,74 @@ def read_frontmatter(skill_file: Path) -> Frontmatter:
 
 
 def read_body(skill_file: Path) -> str:
-    """Read the markdown body of `skill_file`: everything after the frontmatter, stripped."""
+    """Read the markdown body of `skill_file`: everything after the frontmatter, stripped.
+
+    Raises:
+        SkillFormatError: the file is missing, unreadable, too large, not UTF-8 or has no closed frontmatter.
+    """
     text = _read_text(skill_file)
-    lines = text.splitlines()
+    lines = text.split('\n')
     closing = _closing_delimiter_index(lines)
     if closing is None:
         raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line')
     return '\n'.join(lines[closing + 1 :]).strip()
 
 
-def _read_text(skill_file: Path) -> str:
+def _is_delimiter(line: str) -> bool:
+    """Whether `line` is a `---` frontmatter delimiter; the one rule the head and the body readers share."""
+    return line.rstrip('\r\n').rstrip(' \t') == DELIMITER
+
+
+def _open_skill_file(skill_file: Path) -> tuple[BinaryIO, int]:
+    """Open `skill_file` for reading if it is a regular file inside its own folder; returns the stream and size.
+
+    FIFOs, devices and directories are refused without blocking on them, and a `SKILL.md` that is a
+    symlink to a file outside its folder is refused, so a skill cannot make the library read other files.
+    """
     try:
-        size = skill_file.stat().st_size
+        folder = skill_file.parent.resolve()
+        target = skill_file.resolve()
+    except (OSError, RuntimeError) as error:
+        raise SkillFormatError(skill_file, f'cannot resolve the path ({_reason(error)})') from error
+    if not target.is_relative_to(folder):
+        raise SkillFormatError(skill_file, f'the file is a symlink to {target}, outside its skill folder')
+    try:
+        descriptor = os.open(target, os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW)
+    except OSError as error:
+        raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise SkillFormatError(skill_file, 'it is not a regular file')
+        return os.fdopen(descriptor, 'rb'), info.st_size
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+_O_NONBLOCK = getattr(os, 'O_NONBLOCK', 0)
+"""Opening a FIFO without it blocks until a writer appears: a hang, not an error."""
+_O_NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
+"""The path is already resolved; a symlink appearing at it after the check is refused, not followed."""
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error) or type(error).__name__
+
+
+def _read_text(skill_file: Path) -> str:
+    stream, size = _open_skill_file(skill_file)
+    with stream:
         if size > MAX_SKILL_FILE_BYTES:
             raise SkillFormatError(skill_file, f'the file is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
-        raw = skill_file.read_bytes()
-    except OSError as error:
-        raise SkillFormatError(skill_file, f'cannot read the file ({error.strerror or error})') from error
+        try:
+            raw = stream.read(MAX_SKILL_FILE_BYTES + 1)
+        except OSError as error:
+            raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
+    if len(raw) > MAX_SKILL_FILE_BYTES:
+        raise SkillFormatError(skill_file, f'the file grew past the limit of {MAX_SKILL_FILE_BYTES:,} bytes')
     try:
         return raw.decode('utf-8-sig')
     except UnicodeDecodeError as error:
@@ -107,43 +161,148 @@ def _read_text(skill_file: Path) -> str:
 
 
 def _read_head(skill_file: Path) -> str:
-    """The frontmatter text between the delimiters, read line by line so bodies stay on disk."""
+    """The frontmatter text between the delimiters, read line by line (each read bounded) so bodies stay on disk."""
+    stream, size = _open_skill_file(skill_file)
     try:
-        with skill_file.open('rb') as stream:
-            first = stream.readline(MAX_FRONTMATTER_BYTES).decode('utf-8-sig', errors='strict')
-            if first.rstrip('\r\n').rstrip() != DELIMITER:
+        with stream:
+            if size > MAX_SKILL_FILE_BYTES:
+                raise SkillFormatError(skill_file, f'the file is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
+            first = stream.readline(MAX_FRONTMATTER_BYTES)
+            if first.startswith(_BOM):
+                first = first[len(_BOM) :]
+            if not _is_delimiter(first.decode('utf-8', errors='replace')):
                 raise SkillFormatError(skill_file, 'the file does not start with a `---` frontmatter line')
             collected: list[bytes] = []
             size = 0
-            for raw_line in stream:
-                if raw_line.rstrip(b'\r\n').rstrip() == DELIMITER.encode():
-                    return b''.join(collected).decode('utf-8')
-                size += len(raw_line)
+            while True:
+                line = stream.readline(MAX_FRONTMATTER_BYTES - size + 1)
+                if not line:
+                    raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line')
+                size += len(line)
                 if size > MAX_FRONTMATTER_BYTES:
                     raise SkillFormatError(
                         skill_file, f'the frontmatter is larger than {MAX_FRONTMATTER_BYTES:,} bytes'
                     )
-                collected.append(raw_line)
+                if _is_delimiter(line.decode('utf-8', errors='replace')):
+                    return b''.join(collected).decode('utf-8')
+                collected.append(line)
     except OSError as error:
-        raise SkillFormatError(skill_file, f'cannot read the file ({error.strerror or error})') from error
+        raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
     except UnicodeDecodeError as error:
         raise SkillFormatError(skill_file, 'the frontmatter is not valid UTF-8') from error
-    raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line')
+
+
+_BOM = b'\xef\xbb\xbf'
 
 
 def _closing_delimiter_index(lines: list[str]) -> int | None:
-    if not lines or lines[0].strip() != DELIMITER:
+    if not lines or not _is_delimiter(lines[0]):
         return None
     for index in range(1, len(lines)):
-        if lines[index].strip() == DELIMITER:
+        if _is_delimiter(lines[index]):
             return index
     return None
 
 
+MAX_YAML_DEPTH = 32
+"""Frontmatter nested deeper than this is refused (libyaml's composer overflows the C stack on deep nesting)."""
+MAX_YAML_NODES = 50_000
+"""Frontmatter that expands to more values than this, counting every use of an alias, is refused (YAML bombs)."""
+
+
+class _FrontmatterYAMLError(yaml.YAMLError):
+    """The frontmatter is valid YAML but unsafe to build: too deep, self-referencing, or a bomb."""
+
+
+class _FrontmatterLoader(yaml.SafeLoader):
+    """The pure-Python safe loader, with limits: nesting depth, alias expansion and duplicate keys.
+
+    The C loader is not used on purpose: its composer recurses on the C stack and a 64 KB frontmatter
+    of nested brackets crashes the whole process, where this one raises an error we can report.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise _FrontmatterYAMLError(f'values are nested more than {MAX_YAML_DEPTH} levels deep')
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_document(self, node: Node) -> Any:
+        _check_expansion(node)
+        return super().construct_document(node)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == 'tag:yaml.org,2002:merge':
+                continue
+            key = cast(Any, self.construct_object(key_node, deep=True))  # pyright: ignore[reportUnknownMemberType]
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:
+                continue  # unhashable: the base constructor reports it
+            if duplicate:
+                raise _FrontmatterYAMLError(f'the key {_shorten(repr(key))} appears twice in one mapping')
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_expansion(root: Node) -> None:
+    """Refuse alias cycles and documents whose aliases expand past `MAX_YAML_NODES` values (billion laughs)."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if finished:
+            on_path.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[key] > MAX_YAML_NODES:
+                raise _FrontmatterYAMLError(
+                    f'aliases expand to more than {MAX_YAML_NODES:,} values (a YAML bomb?); write the values out'
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise _FrontmatterYAMLError('an alias refers to a value that contains it; YAML cycles are not allowed')
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(cast('list[Node]', node.value))
+    if isinstance(node, MappingNode):
+        pairs = cast('list[tuple[Node, Node]]', node.value)
+        return [child for pair in pairs for child in pair]
+    return []
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + '…'
+
+
+def _load_yaml(text: str) -> Any:
+    return _YAML_HANDLER.load(text, Loader=_FrontmatterLoader)
+
+
 def _parse_yaml(skill_file: Path, head: str) -> dict[str, Any]:
     try:
-        data = _YAML_HANDLER.load(head)
-    except yaml.YAMLError as error:
+        data = _load_yaml(head)
+    except _FrontmatterYAMLError as error:
+        raise SkillFormatError(skill_file, f'the frontmatter is refused: {error}') from error
+    except Exception as error:  # untrusted YAML: bad dates, huge integers and the like raise ValueError & co
         data = _recover_unquoted_colons(skill_file, head, error)
     if data is None:
         raise SkillFormatError(skill_file, 'the frontmatter is empty; it needs `name` and `description`')
@@ -155,7 +314,7 @@ def _parse_yaml(skill_file: Path, head: str) -> dict[str, Any]:
 _PLAIN_FIELD = re.compile(r'^(?P<key>[A-Za-z_][\w-]*):[ \t]+(?P<value>[^\'"|>\[{&*!#].*)$')
 
 
-def _recover_unquoted_colons(skill_file: Path, head: str, error: yaml.YAMLError) -> Any:
+def _recover_unquoted_colons(skill_file: Path, head: str, error: Exception) -> Any:
     """Retry a frontmatter that failed only because a plain value contains `: ` (allowed by agentskills.io).
 
     Skill authors often write `description: Use when: the user asks...`; YAML reads that as a nested
@@ -169,13 +328,17 @@ def _recover_unquoted_colons(skill_file: Path, head: str, error: yaml.YAMLError)
             return match[0]
         return f'{match["key"]}: "{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
 
+    if isinstance(error, yaml.YAMLError):
+        problem = f'the frontmatter is not valid YAML ({_first_line(error)})'
+    else:
+        problem = f'the frontmatter has a value YAML cannot convert ({_first_line(error)}); quote it'
     repaired = '\n'.join(_PLAIN_FIELD.sub(quote, line) for line in head.splitlines())
     if repaired == head.rstrip('\n') or repaired == head:
-        raise SkillFormatError(skill_file, f'the frontmatter is not valid YAML ({_first_line(error)})') from error
+        raise SkillFormatError(skill_file, problem) from error
     try:
-        data = _YAML_HANDLER.load(repaired)
-    except yaml.YAMLError:
-        raise SkillFormatError(skill_file, f'the frontmatter is not valid YAML ({_first_line(error)})') from error
+        data = _load_yaml(repaired)
+    except Exception:
+        raise SkillFormatError(skill_file, problem) from error
     warnings.warn(
         SkillWarning(f'{skill_file}: quoted a frontmatter value that contains ": "; quote it in the file'),
         stacklevel=2,
@@ -183,15 +346,16 @@ def _recover_unquoted_colons(skill_file: Path, head: str, error: yaml.YAMLError)
     return data
 
 
-def _first_line(error: yaml.YAMLError) -> str:
-    return str(error).splitlines()[0] if str(error) else type(error).__name__
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return _shorten(text.splitlines()[0]) if text else type(error).__name__
 
 
 def _validate(skill_file: Path, data: dict[str, Any]) -> Frontmatter:
     name = _required_string(skill_file, data, 'name')
     if problem := name_problem(name):
         raise SkillFormatError(skill_file, problem)
-    folder = skill_file.parent.name
+    folder = Path(os.path.abspath(skill_file)).parent.name  # lexical: `.` and `..` name the real folder
     if unicodedata.normalize('NFKC', folder) != name:
         raise SkillFormatError(skill_file, f'the name {name!r} does not match its folder {folder!r}; rename one')
     description = _required_string(skill_file, data, 'description')

@@ -1,4 +1,11 @@
-"""Listing and reading the files bundled with a skill, never anything outside its folder."""
+"""Listing and reading the files bundled with a skill, never anything outside its folder.
+
+Every read is checked when it happens, not when the skill was discovered: the requested path is
+normalised and refused if it is absolute, home-relative, parent-escaping or hidden; the skill folder
+must still resolve inside its library directory; the file must resolve (symlinks followed) inside the
+skill folder; and it is opened without following a symlink swapped in after that check, and without
+blocking on a FIFO or device. Binary and oversized files get a message instead of their bytes.
+"""
 
 from __future__ import annotations
 
@@ -13,18 +20,54 @@ MAX_RESOURCE_BYTES = 256 * 1024
 """A resource larger than this is described, not returned: it would flood the model's context."""
 MAX_LISTED_RESOURCES = 200
 """At most this many resources are listed for one skill, so a huge folder cannot flood `load_skill`."""
+MAX_PATH_CHARACTERS = 1024
+"""A requested path longer than this is refused without touching the file system."""
+_SHOWN_CHARACTERS = 80
+
+_O_NONBLOCK = getattr(os, 'O_NONBLOCK', 0)
+_O_NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
 
 
 class ResourceError(Exception):
     """A resource cannot be read; the message is written for the model."""
 
 
+def shown(text: str) -> str:
+    """`repr(text)`, shortened so a message never echoes an enormous argument back to the model."""
+    if len(text) <= _SHOWN_CHARACTERS:
+        return repr(text)
+    return f'{text[: _SHOWN_CHARACTERS - 1]!r}… ({len(text):,} characters)'
+
+
+def skill_root(folder: Path) -> Path:
+    """The resolved skill folder, checked to still lie inside the directory that holds it.
+
+    A skill folder swapped for a symlink to somewhere else after discovery (say `~/.ssh`) would
+    otherwise turn every resource read into a read of that place.
+
+    Raises:
+        ResourceError: the folder cannot be resolved or now points outside its library directory.
+    """
+    try:
+        root = folder.resolve()
+        library = Path(os.path.abspath(folder)).parent.resolve()
+    except (OSError, RuntimeError):
+        raise ResourceError('the skill folder can no longer be resolved') from None
+    if root == library or not root.is_relative_to(library):
+        raise ResourceError('the skill folder now points outside its library directory, so its files are not served')
+    return root
+
+
 def list_folder_resources(folder: Path) -> list[str]:
     """Relative POSIX paths of the regular files under `folder`, sorted, excluding `SKILL.md` and hidden files.
 
     Symlinks are followed only when they stay inside the folder, and directory loops are never entered.
+    A folder that vanished or moved outside its library lists nothing.
     """
-    root = folder.resolve()
+    try:
+        root = skill_root(folder)
+    except ResourceError:
+        return []
     found: list[str] = []
     for directory, subdirectories, files in os.walk(root, followlinks=False):
         subdirectories[:] = sorted(name for name in subdirectories if not name.startswith('.'))
@@ -33,7 +76,7 @@ def list_folder_resources(folder: Path) -> list[str]:
                 continue
             path = Path(directory, name)
             relative = path.relative_to(root).as_posix()
-            if relative == SKILL_FILE or not _is_inside(path, root) or not path.is_file():
+            if relative == SKILL_FILE or not _is_inside(path, root) or not _is_regular(path):
                 continue
             found.append(relative)
             if len(found) >= MAX_LISTED_RESOURCES:
@@ -48,43 +91,61 @@ def read_folder_resource(folder: Path, requested: str) -> str:
         ResourceError: the path is not a plain relative path to a text file inside the folder.
     """
     relative = safe_relative_path(requested)
-    root = folder.resolve()
-    candidate = root.joinpath(*relative.parts)
-    if not _is_inside(candidate, root):
-        raise ResourceError(f'{requested!r} points outside the skill folder')
+    root = skill_root(folder)
     try:
-        info = candidate.stat()
-    except OSError:
-        raise ResourceError(f'no resource {requested!r}') from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ResourceError(f'{requested!r} is not a file')
-    if info.st_size > MAX_RESOURCE_BYTES:
-        raise ResourceError(
-            f'{requested!r} is {info.st_size:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit for one read'
-        )
+        target = root.joinpath(*relative.parts).resolve()
+    except (OSError, RuntimeError):
+        raise ResourceError(f'{shown(requested)} cannot be resolved (a symlink loop?)') from None
+    if not target.is_relative_to(root):
+        raise ResourceError(f'{shown(requested)} points outside the skill folder')
     try:
-        data = candidate.read_bytes()
+        descriptor = os.open(target, os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW)
+    except FileNotFoundError:
+        raise ResourceError(f'no resource {shown(requested)}') from None
     except OSError as error:
-        raise ResourceError(f'{requested!r} cannot be read ({error.strerror or error})') from None
+        raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
+    with os.fdopen(descriptor, 'rb') as stream:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise ResourceError(f'{shown(requested)} is not a file')
+        if info.st_size > MAX_RESOURCE_BYTES:
+            raise ResourceError(
+                f'{shown(requested)} is {info.st_size:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit for one read'
+            )
+        try:
+            data = stream.read(MAX_RESOURCE_BYTES + 1)
+        except OSError as error:
+            raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
+    if len(data) > MAX_RESOURCE_BYTES:
+        raise ResourceError(f'{shown(requested)} grew past the {MAX_RESOURCE_BYTES:,}-byte limit for one read')
     return decode_text(requested, data)
 
 
 def decode_text(requested: str, data: bytes) -> str:
     """Decode a resource as UTF-8 text, refusing binary content with a message instead of bytes."""
     if b'\x00' in data:
-        raise ResourceError(f'{requested!r} is a binary file ({len(data):,} bytes); only text resources can be read')
+        raise ResourceError(
+            f'{shown(requested)} is a binary file ({len(data):,} bytes); only text resources can be read'
+        )
     try:
         return data.decode('utf-8-sig')
     except UnicodeDecodeError:
-        raise ResourceError(f'{requested!r} is not UTF-8 text; only text resources can be read') from None
+        raise ResourceError(f'{shown(requested)} is not UTF-8 text; only text resources can be read') from None
 
 
 def safe_relative_path(requested: str) -> PurePosixPath:
     """Normalise a model-supplied path, refusing anything that is not a plain relative path.
 
+    The path is NFKC-normalised first, so look-alike characters (`．．／`, `‥`) cannot smuggle
+    a `..` past the check, and `\\` counts as a separator. Percent-escapes are not decoded: `%2e%2e`
+    is a file name like any other and matches nothing outside the folder.
+
     Raises:
-        ResourceError: absolute, home-relative, parent-escaping, NUL-bearing or empty paths.
+        ResourceError: absolute, home-relative, drive-qualified, parent-escaping, hidden, NUL-bearing,
+            overlong or empty paths.
     """
+    if len(requested) > MAX_PATH_CHARACTERS:
+        raise ResourceError(f'the path is {len(requested):,} characters long; the limit is {MAX_PATH_CHARACTERS:,}')
     text = unicodedata.normalize('NFKC', requested).strip()
     if not text:
         raise ResourceError('the path is empty')
@@ -92,10 +153,12 @@ def safe_relative_path(requested: str) -> PurePosixPath:
         raise ResourceError('the path contains a NUL byte')
     text = text.replace('\\', '/')
     if text.startswith(('/', '~')) or (len(text) > 1 and text[1] == ':'):
-        raise ResourceError(f'{requested!r} is not a path relative to the skill folder')
+        raise ResourceError(f'{shown(requested)} is not a path relative to the skill folder')
     parts = [part for part in PurePosixPath(text).parts if part not in ('', '.')]
     if not parts or '..' in parts:
-        raise ResourceError(f'{requested!r} is not a path inside the skill folder')
+        raise ResourceError(f'{shown(requested)} is not a path inside the skill folder')
+    if any(part.startswith('.') for part in parts):
+        raise ResourceError(f'{shown(requested)} is a hidden file; only the listed resources can be read')
     return PurePosixPath(*parts)
 
 
@@ -104,4 +167,11 @@ def _is_inside(path: Path, root: Path) -> bool:
     try:
         return path.resolve().is_relative_to(root)
     except (OSError, RuntimeError):
+        return False
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
         return False
