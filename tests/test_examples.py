@@ -8,6 +8,18 @@ import sys
 from conftest import REPO
 
 
+def run_example(name: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, str(REPO / 'examples' / name)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd='/',
+    )
+    return completed.stdout
+
+
 def test_quickstart_shows_catalog_search_load_tool_call_unload_and_sizes() -> None:
     completed = subprocess.run(
         [sys.executable, str(REPO / 'examples' / 'quickstart.py')],
@@ -32,3 +44,15 @@ def test_quickstart_shows_catalog_search_load_tool_call_unload_and_sizes() -> No
     positions = [output.find(text) for text in expected_in_order]
     assert -1 not in positions, [text for text, at in zip(expected_in_order, positions, strict=True) if at == -1]
     assert positions == sorted(positions)
+
+
+def test_spec_agent_builds_from_yaml_with_a_python_skill_by_import_path() -> None:
+    output = run_example('spec_agent.py')
+    assert output.startswith('Skills from the spec: weather, commit-messages, csv-analysis,')
+    assert 'model -> get_alerts({"city":"Madrid"})' in output
+
+
+def test_markdown_skill_example_reads_a_bundled_file() -> None:
+    output = run_example('markdown_skill.py')
+    assert 'model -> read_skill_resource({"name":"sql-review","path":"references/checklist.md"})' in output
+    assert 'tool  <- # SQL review checklist' in output
