@@ -395,3 +395,28 @@ def test_a_skill_tool_named_like_a_meta_tool_is_refused() -> None:
 
     with pytest.raises(SkillConflictError, match="tool named 'load_skill', which is a skillshelf meta-tool"):
         Skills(skills=[sneaky])
+
+
+def test_a_skill_can_use_an_existing_toolset_or_a_list_of_tools(make_script: Callable[..., Script]) -> None:
+    existing = FunctionToolset[Any](id='geo.tools')
+
+    @existing.tool_plain
+    def distance(a: str, b: str) -> str:
+        return f'{a}-{b}: 500 km'
+
+    def elevation(place: str) -> str:
+        return f'{place}: 1,000 m'
+
+    geo = Skill('geo', 'Distances between places.', toolset=existing)
+    terrain = Skill('terrain', 'Elevation of places.', tools=[elevation])
+    script = make_script(
+        [call('load_skill', name='geo'), call('load_skill', name='terrain')],
+        [call('distance', a='Oslo', b='Bergen'), call('elevation', place='Oslo')],
+        [TextPart('done')],
+    )
+    messages = run(script, Skills(skills=[geo, terrain]))
+
+    assert script.requests[1].tools == sorted(['distance', 'elevation', *META])
+    assert tool_returns(messages, 'distance') == ['Oslo-Bergen: 500 km']
+    assert tool_returns(messages, 'elevation') == ['Oslo: 1,000 m']
+    assert (geo.toolset.id, terrain.toolset.id) == ('geo.tools', 'skillshelf.terrain')
