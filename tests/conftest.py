@@ -11,6 +11,8 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+pytest_plugins = ('reliability.plugin',)  # writes docs/reliability.md after a full green run
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_SKILLS = REPO / 'skills'
 
