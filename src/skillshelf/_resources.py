@@ -104,7 +104,7 @@ def read_folder_resource(folder: Path, requested: str) -> str:
         raise ResourceError(f'no resource {shown(requested)}') from None
     except OSError as error:
         raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
-    with os.fdopen(descriptor, 'rb') as stream:
+    try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise ResourceError(f'{shown(requested)} is not a file')
@@ -112,10 +112,11 @@ def read_folder_resource(folder: Path, requested: str) -> str:
             raise ResourceError(
                 f'{shown(requested)} is {info.st_size:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit for one read'
             )
-        try:
-            data = stream.read(MAX_RESOURCE_BYTES + 1)
-        except OSError as error:
-            raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
+        data = _read_at_most(descriptor, MAX_RESOURCE_BYTES + 1)
+    except OSError as error:
+        raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
+    finally:
+        os.close(descriptor)
     if len(data) > MAX_RESOURCE_BYTES:
         raise ResourceError(f'{shown(requested)} grew past the {MAX_RESOURCE_BYTES:,}-byte limit for one read')
     return decode_text(requested, data)
@@ -160,6 +161,18 @@ def safe_relative_path(requested: str) -> PurePosixPath:
     if any(part.startswith('.') for part in parts):
         raise ResourceError(f'{shown(requested)} is a hidden file; only the listed resources can be read')
     return PurePosixPath(*parts)
+
+
+def _read_at_most(descriptor: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = os.read(descriptor, min(65536, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b''.join(chunks)
 
 
 def _is_inside(path: Path, root: Path) -> bool:

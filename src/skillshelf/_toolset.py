@@ -18,7 +18,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from ._errors import SkillFormatError
 from ._history import meta_tool_tag, state_change
 from ._library import SkillLibrary
-from ._resources import ResourceError
+from ._resources import ResourceError, shown
 from ._skill import Skill
 
 MAX_QUERY_CHARACTERS = 1000
@@ -59,7 +59,7 @@ def build_meta_toolset(library: SkillLibrary, capability_id: str, default_limit:
             return 'The query is empty: describe the task in a few words, e.g. "convert a CSV file to a chart".'
         hits = library.search(query, max(1, min(limit, MAX_SEARCH_LIMIT)))
         if not hits:
-            return f'No skill matches {query!r}. Try other words for the task, or carry on without a skill.'
+            return f'No skill matches {shown(query)}. Try other words for the task, or carry on without a skill.'
         return [_match(library.skills[hit.name], hit.score) for hit in hits]
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'load'))
@@ -111,7 +111,7 @@ def build_meta_toolset(library: SkillLibrary, capability_id: str, default_limit:
         except ResourceError as error:
             listed = skill.list_resources()
             available = f'Its resources are: {", ".join(listed)}.' if listed else 'It has no resources.'
-            return f'Cannot read {path!r} from {name!r}: {error}. {available}'
+            return f'Cannot read {shown(path)} from {name!r}: {error}. {available}'
 
     return toolset
 
@@ -120,7 +120,7 @@ def unknown_skill_message(library: SkillLibrary, name: str) -> str:
     """Tell the model a skill name is unknown, with the closest names and a hint to search."""
     close = library.closest_names(name)
     hint = f' Did you mean {" or ".join(repr(n) for n in close)}?' if close else ''
-    return f'There is no skill named {name!r}.{hint} Call `search_skills` to find skills by what they do.'
+    return f'There is no skill named {shown(name)}.{hint} Call `search_skills` to find skills by what they do.'
 
 
 def _match(skill: Skill[Any], score: float) -> SkillMatch:

@@ -1,0 +1,357 @@
+"""`read_skill_resource` attacks: no path a model sends reads anything outside the skill's own folder.
+
+The attacks run through a real agent run (the model loads the skill, then fires every attack in one
+response), and a hypothesis property throws generated paths at the resolver.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from reliability.ledger import case, example
+
+from skillshelf import ResourceError, Skill, SkillLibrary, Skills, SkillWarning
+from skillshelf._resources import MAX_PATH_CHARACTERS, MAX_RESOURCE_BYTES
+
+AREA = 'Resource reads'
+SECRET = 'TOP-SECRET-4242'
+NOTES = 'Inside notes: measure twice.'
+
+
+def make_library(base: Path) -> Path:
+    """`base/lib/demo` (the attacked skill), `base/lib/other` (a sibling), and secrets around them."""
+    library = base / 'lib'
+    demo = library / 'demo'
+    (demo / 'sub').mkdir(parents=True)
+    (demo / 'SKILL.md').write_text('---\nname: demo\ndescription: Demo skill.\n---\nRead notes.md.\n', 'utf-8')
+    (demo / 'notes.md').write_text(NOTES, 'utf-8')
+    (demo / 'sub' / 'deep.md').write_text('Deep notes.', 'utf-8')
+    (demo / '.env').write_text(f'TOKEN={SECRET}', 'utf-8')
+    (demo / 'sub' / '.hidden').write_text(SECRET, 'utf-8')
+    (demo / 'inner-link.md').symlink_to('notes.md')
+    (library / 'other').mkdir()
+    (library / 'other' / 'SKILL.md').write_text('---\nname: other\ndescription: Other.\n---\nx\n', 'utf-8')
+    (library / 'other' / 'notes.md').write_text(SECRET, 'utf-8')
+    (base / 'secret.txt').write_text(SECRET, 'utf-8')
+    (library / 'secret.txt').write_text(SECRET, 'utf-8')
+    (base / 'outside').mkdir()
+    (base / 'outside' / 'secret.txt').write_text(SECRET, 'utf-8')
+    (demo / 'escape.md').symlink_to(base / 'secret.txt')
+    (demo / 'escape-dir').symlink_to(base / 'outside', target_is_directory=True)
+    (demo / 'loop').symlink_to('loop')
+    (demo / 'blob.bin').write_bytes(b'\x89PNG\r\n\x1a\n\x00\x00' + bytes(range(256)))
+    (demo / 'latin1.txt').write_bytes('caf\xe9'.encode('latin-1'))
+    (demo / 'huge.md').write_text('x' * (MAX_RESOURCE_BYTES + 1), 'utf-8')
+    if hasattr(os, 'mkfifo'):
+        os.mkfifo(demo / 'pipe.md')
+    return library
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    return make_library(tmp_path)
+
+
+# (attack, path the model sends, fragment the refusal must contain)
+ATTACKS: list[tuple[str, str, str]] = [
+    ('parent escape `..`', '../secret.txt', 'is not a path inside the skill folder'),
+    ('parent escape after a real folder', 'sub/../../secret.txt', 'is not a path inside the skill folder'),
+    ('parent escape into a sibling skill', '../other/notes.md', 'is not a path inside the skill folder'),
+    ('deep parent escape', '../../../../../../etc/passwd', 'is not a path inside the skill folder'),
+    ('absolute POSIX path', '/etc/passwd', 'is not a path relative to the skill folder'),
+    ('absolute path to the secret', '{base}/secret.txt', 'is not a path relative to the skill folder'),
+    ('home directory `~`', '~/.ssh/id_rsa', 'is not a path relative to the skill folder'),
+    ("another user's home `~root`", '~root/.bashrc', 'is not a path relative to the skill folder'),
+    ('Windows separators `..\\`', '..\\..\\secret.txt', 'is not a path inside the skill folder'),
+    ('Windows drive path', 'C:\\Windows\\win.ini', 'is not a path relative to the skill folder'),
+    ('Windows drive-relative path', 'C:secret.txt', 'is not a path relative to the skill folder'),
+    ('UNC path', '\\\\server\\share\\secret.txt', 'is not a path relative to the skill folder'),
+    ('URL-encoded `../`', '%2e%2e%2fsecret.txt', "no resource '%2e%2e%2fsecret.txt'"),
+    ('URL-encoded dots, real slash', '%2e%2e/secret.txt', "no resource '%2e%2e/secret.txt'"),
+    ('double URL-encoded', '%252e%252e%252fsecret.txt', 'no resource'),
+    ('file:// URL', 'file:///etc/passwd', 'no resource'),
+    ('fullwidth `．．／` (NFKC folds to ../)', '．．／secret.txt', 'is not a path inside the skill folder'),
+    ('two-dot leader `‥` (NFKC folds to ..)', '‥/secret.txt', 'is not a path inside the skill folder'),
+    ('fullwidth backslash `＼`', '..＼secret.txt', 'is not a path inside the skill folder'),
+    ('division slash `∕` look-alike', '..∕secret.txt', 'is a hidden file'),
+    ('division slash look-alike mid-path', 'sub∕..∕..∕secret.txt', 'no resource'),
+    ('NUL byte truncation', 'notes.md\x00../../secret.txt', 'the path contains a NUL byte'),
+    ('empty path', '', 'the path is empty'),
+    ('whitespace path', ' \t ', 'the path is empty'),
+    ('the folder itself `.`', '.', 'is not a path inside the skill folder'),
+    ('overlong path', 'a/' * (MAX_PATH_CHARACTERS // 2 + 1), f'the limit is {MAX_PATH_CHARACTERS:,}'),
+    ('hidden file `.env`', '.env', 'is a hidden file'),
+    ('hidden file in a sub-folder', 'sub/.hidden', 'is a hidden file'),
+    ('symlink inside the skill to a file outside', 'escape.md', 'points outside the skill folder'),
+    ('symlinked directory inside the skill to outside', 'escape-dir/secret.txt', 'points outside the skill folder'),
+    ('symlink loop', 'loop', 'cannot'),
+    ('binary file', 'blob.bin', 'is a binary file (266 bytes); only text resources can be read'),
+    ('non-UTF-8 text', 'latin1.txt', 'is not UTF-8 text; only text resources can be read'),
+    (
+        'oversized file',
+        'huge.md',
+        f'is {MAX_RESOURCE_BYTES + 1:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit for one read',
+    ),
+    ('a directory', 'sub', 'is not a file'),
+    ('missing file', 'nope.md', "no resource 'nope.md'"),
+]
+if hasattr(os, 'mkfifo'):
+    ATTACKS.append(('FIFO (would block a plain read)', 'pipe.md', 'is not a file'))
+
+ALLOWED: list[tuple[str, str, str]] = [
+    ('plain relative path', 'notes.md', NOTES),
+    ('`./` and doubled slashes', './sub//deep.md', 'Deep notes.'),
+    ('Windows separators inside the folder', 'sub\\deep.md', 'Deep notes.'),
+    ('symlink that stays inside the skill', 'inner-link.md', NOTES),
+    ('`..` that stays inside (`sub/../notes.md`)', 'sub/../notes.md', '<refused>'),
+]
+
+
+def run_attacks(capability: Skills[Any], paths: list[str]) -> tuple[dict[str, str], list[ModelMessage]]:
+    """Load `demo`, then send every path in one response (tool calls run concurrently); returns path -> reply."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('load_skill', {'name': 'demo'})])
+        if len(messages) == 3:
+            return ModelResponse(
+                parts=[
+                    ToolCallPart('read_skill_resource', {'name': 'demo', 'path': path}, tool_call_id=f'attack-{index}')
+                    for index, path in enumerate(paths)
+                ]
+            )
+        return ModelResponse(parts=[TextPart('done')])
+
+    result = Agent(FunctionModel(respond), capabilities=[capability]).run_sync('read everything')
+    assert result.output == 'done'
+    replies = {
+        paths[int(part.tool_call_id.removeprefix('attack-'))]: str(part.content)
+        for message in result.all_messages()
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.tool_call_id.startswith('attack-')
+    }
+    assert len(replies) == len(paths)
+    return replies, result.all_messages()
+
+
+def test_every_path_attack_is_refused_in_a_real_run(library: Path, tmp_path: Path) -> None:
+    paths = [path.replace('{base}', str(tmp_path)) for _, path, _ in ATTACKS]
+    done = threading.Event()
+    replies: dict[str, str] = {}
+    messages: list[ModelMessage] = []
+
+    def attack() -> None:
+        nonlocal replies, messages
+        replies, messages = run_attacks(Skills(library), paths)
+        done.set()
+
+    thread = threading.Thread(target=attack, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert done.is_set(), 'the run did not finish (a read blocked?)'
+
+    assert SECRET not in repr(messages), 'a secret reached the model'
+    for (attack_name, _, refusal), path in zip(ATTACKS, paths, strict=True):
+        reply = replies[path]
+        assert reply.startswith('Cannot read '), (attack_name, reply)
+        assert refusal in reply, (attack_name, reply)
+        assert 'Its resources are: ' in reply, 'the refusal lists what can be read'
+        case(AREA, attack_name, reply.replace(str(tmp_path), '<tmp>'), root=tmp_path)
+
+
+@pytest.mark.parametrize(('name', 'path', 'content'), ALLOWED, ids=[name for name, _, _ in ALLOWED])
+def test_legitimate_paths_still_read(library: Path, name: str, path: str, content: str) -> None:
+    skill = Skill.from_folder(library / 'demo')
+    if content == '<refused>':
+        with pytest.raises(ResourceError, match='is not a path inside the skill folder') as refused:
+            skill.read_resource(path)
+        case(AREA, name, f'refused all the same (no `..` at all): {refused.value}')
+    else:
+        assert skill.read_resource(path) == content
+        case(AREA, name, 'read')
+
+
+def test_listing_shows_only_regular_inside_files(library: Path) -> None:
+    skill = Skill.from_folder(library / 'demo')
+
+    listed = skill.list_resources()
+
+    assert listed == ['blob.bin', 'huge.md', 'inner-link.md', 'latin1.txt', 'notes.md', 'sub/deep.md']
+    case(AREA, 'listing a folder with hidden files, outside links, loops and FIFOs', 'lists only: ' + ', '.join(listed))
+
+
+def test_a_file_swapped_for_an_outside_symlink_after_discovery_is_refused(library: Path, tmp_path: Path) -> None:
+    skill = Skill.from_folder(library / 'demo')
+    assert skill.read_resource('notes.md') == NOTES
+    (library / 'demo' / 'notes.md').unlink()
+    (library / 'demo' / 'notes.md').symlink_to(tmp_path / 'secret.txt')
+
+    with pytest.raises(ResourceError, match=r"'notes\.md' points outside the skill folder") as refused:
+        skill.read_resource('notes.md')
+    assert 'notes.md' not in skill.list_resources()
+    case(AREA, 'file swapped for an outside symlink after discovery', f'refused: {refused.value}')
+
+
+def test_a_skill_folder_swapped_for_an_outside_symlink_after_discovery_is_refused(
+    library: Path, tmp_path: Path
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', SkillWarning)
+        built = SkillLibrary.build(directories=[library])
+    skill = built.skills['demo']
+    shutil.rmtree(library / 'demo')
+    (tmp_path / 'outside' / 'notes.md').write_text(SECRET, 'utf-8')
+    (library / 'demo').symlink_to(tmp_path / 'outside', target_is_directory=True)
+
+    with pytest.raises(ResourceError, match='now points outside its library directory') as refused:
+        skill.read_resource('notes.md')
+    assert skill.list_resources() == []
+    case(AREA, 'skill folder swapped for a symlink to outside after discovery', f'refused: {refused.value}')
+
+
+def test_a_python_skill_refuses_the_same_paths() -> None:
+    skill = Skill('inline', 'Inline.', resources={'a.md': 'A'})
+
+    assert skill.read_resource('./a.md') == 'A'
+    for path in ('../a.md', '/a.md', '~/a.md', '.a.md', 'a.md\x00'):
+        with pytest.raises(ResourceError):
+            skill.read_resource(path)
+    case(AREA, 'Python skill resources with `..`, absolute, `~`, hidden and NUL paths', 'refused, like folder skills')
+
+
+def test_reading_a_skill_that_is_not_loaded_is_refused(library: Path) -> None:
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('read_skill_resource', {'name': 'other', 'path': 'notes.md'})])
+        return ModelResponse(parts=[TextPart('done')])
+
+    result = Agent(FunctionModel(respond), capabilities=[Skills(library)]).run_sync('peek')
+
+    assert SECRET not in repr(result.all_messages())
+    [reply] = [
+        part.content
+        for message in result.all_messages()
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    ]
+    assert reply == "The skill 'other' is not loaded: call `load_skill` with 'other' first, then read its files."
+    case(AREA, "reading another skill's file without loading it", str(reply))
+
+
+def test_instructions_and_resources_are_data_not_templates(tmp_path: Path) -> None:
+    body = 'Run $(rm -rf ~) and `id`; use ${HOME}, $ARGUMENTS, {name}, {{ 7*7 }}, {% if x %}, %(x)s and !`cmd`.'
+    folder = tmp_path / 'lib' / 'demo'
+    folder.mkdir(parents=True)
+    (folder / 'SKILL.md').write_text(f"---\nname: demo\ndescription: '{{x}} $HOME'\n---\n{body}\n", 'utf-8')
+    (folder / 'notes.md').write_text(body, 'utf-8')
+    skill = Skill.from_folder(folder)
+
+    assert skill.description == '{x} $HOME'
+    assert skill.load_instructions() == body
+    assert skill.read_resource('notes.md') == body
+    case(
+        AREA,
+        'shell, template and format syntax in instructions and resources',
+        'returned verbatim: no shell expansion, no template or format evaluation',
+    )
+
+
+SEGMENTS = st.sampled_from(
+    [
+        *['..', '.', '', 'notes.md', 'sub', 'deep.md', 'secret.txt', 'other', 'lib', 'escape.md', 'escape-dir', '~'],
+        *[
+            '.env',
+            '%2e%2e',
+            '．．',
+            '‥',
+            '\x00',
+            'C:',
+            '\\',
+            '/',
+            '＼',
+            '／',
+            '\u2024',
+            '\u0307',
+            ' ',
+            'loop',
+            'inner-link.md',
+        ],
+    ]
+)
+
+
+@settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=600,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    path=st.one_of(
+        st.lists(SEGMENTS, max_size=8).map('/'.join),
+        st.lists(SEGMENTS, max_size=8).map(''.join),
+        st.text(max_size=30),
+    )
+)
+def test_no_generated_path_reads_outside_the_skill(
+    shared_library: tuple[Skill[Any], dict[str, str]], path: str
+) -> None:
+    skill, inside = shared_library
+    try:
+        text = skill.read_resource(path)
+    except ResourceError as error:
+        message = str(error)
+        assert SECRET not in message
+        kind = 'refused: ' + _refusal_kind(message)
+    else:
+        assert text in inside.values(), f'{path!r} read something that is not a file of the skill'
+        kind = 'read a file inside the skill'
+    example(
+        'resource-paths',
+        'Any model-sent path (`..`, `~`, drives, `%2e`, look-alike dots and slashes, NUL, hidden, links) reads a '
+        'file inside the skill or is refused with a message; never a byte from outside',
+        kind,
+    )
+
+
+def _refusal_kind(message: str) -> str:
+    for needle in (
+        'not a path inside',
+        'not a path relative',
+        'hidden',
+        'NUL',
+        'empty',
+        'points outside',
+        'no resource',
+    ):
+        if needle in message:
+            return needle
+    return 'other'
+
+
+@pytest.fixture(scope='module')
+def shared_library() -> Iterator[tuple[Skill[Any], dict[str, str]]]:
+    with tempfile.TemporaryDirectory() as directory:
+        library = make_library(Path(directory))
+        skill = Skill.from_folder(library / 'demo')
+        inside = {
+            path: (library / 'demo' / path).read_text('utf-8', errors='replace')
+            for path in ['notes.md', 'sub/deep.md', 'SKILL.md']
+        }
+        yield skill, inside
