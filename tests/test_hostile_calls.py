@@ -1,0 +1,323 @@
+"""The model's mistakes: every bad meta-tool call gets a message that helps it recover, and none aborts the run.
+
+Each test drives a real `Agent` (default retry settings) with a scripted `FunctionModel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ModelResponsePart,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from reliability.ledger import case
+
+from skillshelf import Skills
+
+from skill_fixtures import currency, forecast_calls, weather
+
+AREA = "The model's calls"
+META = ['load_skill', 'read_skill_resource', 'search_skills', 'unload_skill']
+
+
+@pytest.fixture(autouse=True)
+def clear_forecast_calls() -> Iterator[None]:
+    forecast_calls.clear()
+    yield
+    forecast_calls.clear()
+
+
+@dataclass
+class Outcome:
+    output: str
+    messages: list[ModelMessage]
+    tools_seen: list[list[str]]
+
+    def parts(self, call_id: str) -> list[ToolReturnPart | RetryPromptPart]:
+        """Every reply (tool return or retry prompt) to the call with `call_id`."""
+        return [
+            part
+            for message in self.messages
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, (ToolReturnPart, RetryPromptPart)) and part.tool_call_id == call_id
+        ]
+
+    def reply(self, call_id: str) -> str:
+        [part] = self.parts(call_id)
+        return part.model_response() if isinstance(part, RetryPromptPart) else part.model_response_str()
+
+    def retried(self, call_id: str) -> bool:
+        [part] = self.parts(call_id)
+        return isinstance(part, RetryPromptPart) or part.outcome == 'retried'
+
+
+def call(tool: str, call_id: str, args: dict[str, Any] | str | None = None) -> ToolCallPart:
+    return ToolCallPart(tool, {} if args is None else args, tool_call_id=call_id)
+
+
+def play(
+    steps: Sequence[Sequence[ModelResponsePart]],
+    capability: Skills[Any] | None = None,
+    message_history: list[ModelMessage] | None = None,
+) -> Outcome:
+    """Run one agent with default settings, answering each request with the next step, then 'done'."""
+    tools_seen: list[list[str]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        tools_seen.append(sorted(tool.name for tool in info.function_tools))
+        step = len(tools_seen) - 1
+        return ModelResponse(parts=list(steps[step]) if step < len(steps) else [TextPart('done')])
+
+    agent = Agent(FunctionModel(respond), capabilities=[capability or Skills(skills=[weather, currency])])
+    result = agent.run_sync('help me', message_history=message_history)
+    return Outcome(result.output, result.all_messages(), tools_seen)
+
+
+def test_a_misspelled_skill_name_suggests_the_closest_names() -> None:
+    outcome = play([[call('load_skill', 'typo', {'name': 'wether'})]])
+
+    assert outcome.output == 'done'
+    assert outcome.reply('typo') == (
+        "There is no skill named 'wether'. Did you mean 'weather'? Call `search_skills` to find skills by what they do."
+    )
+    case(AREA, 'misspelled skill name', outcome.reply('typo'))
+
+
+def test_an_unknown_skill_name_points_to_search() -> None:
+    outcome = play([[call('load_skill', 'unknown', {'name': 'quantum-chess'})]])
+
+    assert outcome.reply('unknown') == (
+        "There is no skill named 'quantum-chess'. Call `search_skills` to find skills by what they do."
+    )
+    case(AREA, 'unknown skill name', outcome.reply('unknown'))
+
+
+def test_an_enormous_skill_name_is_not_echoed_back_whole() -> None:
+    outcome = play([[call('load_skill', 'huge', {'name': 'w' * 100_000})]])
+
+    reply = outcome.reply('huge')
+    assert reply.startswith("There is no skill named 'wwww")
+    assert '(100,000 characters)' in reply
+    assert len(reply) < 300
+    case(AREA, 'a 100,000-character skill name', reply)
+
+
+def test_unloading_a_skill_that_is_not_loaded_lists_the_loaded_ones() -> None:
+    outcome = play(
+        [[call('load_skill', 'load', {'name': 'currency'})], [call('unload_skill', 'unload', {'name': 'weather'})]]
+    )
+
+    assert outcome.output == 'done'
+    assert outcome.reply('unload') == (
+        "The skill 'weather' is not loaded, so there is nothing to unload. Loaded skills: currency."
+    )
+    case(AREA, 'unloading a skill that is not loaded', outcome.reply('unload'))
+
+
+def test_unloading_an_unknown_skill_suggests_names() -> None:
+    outcome = play([[call('unload_skill', 'unload', {'name': 'curency'})]])
+
+    assert outcome.reply('unload').startswith("There is no skill named 'curency'. Did you mean 'currency'?")
+    case(AREA, 'unloading an unknown (misspelled) skill', outcome.reply('unload'))
+
+
+def test_loading_the_same_skill_twice_in_one_response_loads_it_once() -> None:
+    outcome = play(
+        [[call('load_skill', 'first', {'name': 'weather'}), call('load_skill', 'second', {'name': 'weather'})]]
+    )
+
+    replies = sorted([outcome.reply('first'), outcome.reply('second')])
+    assert replies[0].startswith("Loaded skill 'weather'.")
+    assert replies[1] == (
+        "The skill 'weather' is already loaded; its instructions are above and its tools are available."
+    )
+    assert outcome.tools_seen[1] == ['get_alerts', 'get_forecast', *META]
+    case(AREA, 'loading the same skill twice in one response', f'loaded once; the other call gets: {replies[1]}')
+
+
+def test_loading_a_loaded_skill_in_a_later_response_is_a_no_op() -> None:
+    outcome = play(
+        [[call('load_skill', 'first', {'name': 'weather'})], [call('load_skill', 'again', {'name': 'weather'})]]
+    )
+
+    assert outcome.reply('again') == (
+        "The skill 'weather' is already loaded; its instructions are above and its tools are available."
+    )
+    case(AREA, 'loading an already loaded skill again later', outcome.reply('again'))
+
+
+def test_a_skill_tool_called_in_the_same_response_as_its_load_is_retried_and_the_run_finishes() -> None:
+    outcome = play(
+        [
+            [call('load_skill', 'load', {'name': 'weather'}), call('get_forecast', 'early', {'city': 'Oslo'})],
+            [call('get_forecast', 'again', {'city': 'Oslo'})],
+        ]
+    )
+
+    assert outcome.output == 'done'
+    early = outcome.reply('early')
+    assert early.startswith('{"error":"Unknown tool name: \'get_forecast\'.')
+    assert outcome.reply('again') == 'Oslo: sunny, 21 °C, for the next 3 days'
+    assert forecast_calls == ['Oslo'], 'the early call never ran the tool body'
+    case(AREA, "calling a skill's tool in the same response as its `load_skill`", f'pydantic-ai retry: {early}')
+
+
+def test_a_skill_tool_called_before_any_load_never_runs() -> None:
+    outcome = play([[call('convert', 'early', {'amount': 1, 'source': 'EUR', 'target': 'USD'})]])
+
+    assert outcome.output == 'done'
+    assert outcome.reply('early').startswith('{"error":"Unknown tool name: \'convert\'.')
+    case(AREA, "calling a skill's tool before loading the skill", f'retry, tool body not run: {outcome.reply("early")}')
+
+
+def test_a_skill_tool_called_after_unload_never_runs() -> None:
+    outcome = play(
+        [
+            [call('load_skill', 'load', {'name': 'weather'})],
+            [call('unload_skill', 'unload', {'name': 'weather'})],
+            [call('get_forecast', 'late', {'city': 'Rome'})],
+        ]
+    )
+
+    assert outcome.output == 'done'
+    assert forecast_calls == []
+    assert outcome.reply('late').startswith('{"error":"Unknown tool name: \'get_forecast\'.')
+    case(AREA, "calling a skill's tool after unloading it", f'retry, tool body not run: {outcome.reply("late")}')
+
+
+@pytest.mark.parametrize(
+    ('name', 'query', 'expected'),
+    [
+        ('empty search query', '', 'The query is empty: describe the task in a few words'),
+        ('whitespace-only search query', ' \n\t ', 'The query is empty: describe the task in a few words'),
+        ('search query that matches nothing', 'zzqx', "No skill matches 'zzqx'."),
+        ('1 MB search query', 'forecast ' * 120_000, '<results>'),
+        ('search query of control characters', '\x00\x1b[31m\x7f', 'No skill matches'),
+    ],
+)
+def test_odd_search_queries_get_an_answer(name: str, query: str, expected: str) -> None:
+    outcome = play([[call('search_skills', 'search', {'query': query})]])
+
+    assert outcome.output == 'done'
+    reply = outcome.reply('search')
+    if expected == '<results>':
+        assert '"name":"weather"' in reply
+        assert len(reply) < 2000
+        handling = 'searched on the first 1,000 characters; returns ranked matches'
+    else:
+        assert reply.startswith(expected)
+        assert len(reply) < 300
+        handling = reply
+    case(AREA, name, handling)
+
+
+@pytest.mark.parametrize('limit', [0, -5, 10**12])
+def test_out_of_range_search_limits_are_clamped(limit: int) -> None:
+    outcome = play([[call('search_skills', 'search', {'query': 'weather forecast', 'limit': limit})]])
+
+    assert outcome.output == 'done'
+    assert '"name":"weather"' in outcome.reply('search')
+    case(AREA, f'search limit {limit:,}', 'clamped to 1..20; results returned')
+
+
+@pytest.mark.parametrize(
+    ('name', 'tool', 'args'),
+    [
+        ('arguments that are not JSON', 'load_skill', 'not json'),
+        ('a number where a skill name belongs', 'load_skill', {'name': 123}),
+        ('a missing required argument', 'read_skill_resource', {'name': 'currency'}),
+        ('an unexpected extra argument', 'unload_skill', {'name': 'weather', 'force': True}),
+        ('a non-integer search limit', 'search_skills', {'query': 'x', 'limit': 'many'}),
+    ],
+)
+def test_malformed_arguments_get_a_validation_retry_and_the_run_finishes(
+    name: str, tool: str, args: dict[str, Any] | str
+) -> None:
+    outcome = play([[call(tool, 'bad', args)]])
+
+    assert outcome.output == 'done'
+    reply = outcome.reply('bad')
+    assert outcome.retried('bad')
+    assert reply.startswith('{"error":[{"type":')
+    assert '"msg":' in reply
+    case(AREA, name, f'validation retry, the run goes on: {reply}')
+
+
+def test_a_misspelled_meta_tool_gets_the_available_tool_names() -> None:
+    outcome = play([[call('load_skil', 'typo', {'name': 'weather'})]])
+
+    assert outcome.output == 'done'
+    assert "Available tools: 'load_skill', 'read_skill_resource', 'search_skills', 'unload_skill'" in outcome.reply(
+        'typo'
+    )
+    case(AREA, 'misspelled meta-tool name (`load_skil`)', outcome.reply('typo'))
+
+
+def test_reading_a_resource_of_an_unknown_skill_suggests_names() -> None:
+    outcome = play([[call('read_skill_resource', 'read', {'name': 'curency', 'path': 'rates.md'})]])
+
+    assert outcome.reply('read').startswith("There is no skill named 'curency'. Did you mean 'currency'?")
+    case(AREA, 'reading a resource of an unknown skill', outcome.reply('read'))
+
+
+def test_load_and_unload_of_one_skill_in_one_response_leave_a_state_that_history_agrees_with() -> None:
+    outcome = play(
+        [[call('load_skill', 'load', {'name': 'weather'}), call('unload_skill', 'unload', {'name': 'weather'})]]
+    )
+    in_run = outcome.tools_seen[1]
+
+    continued = play([], message_history=outcome.messages)
+
+    assert continued.tools_seen[0] == in_run, 'a continued conversation must see the state the run ended in'
+    case(
+        AREA,
+        'load and unload of the same skill in one response',
+        f'state at the end of the run ({"loaded" if "get_forecast" in in_run else "not loaded"}) '
+        'is the state replayed from history',
+    )
+
+
+def test_a_model_that_makes_every_mistake_once_still_finishes() -> None:
+    steps: list[list[ModelResponsePart]] = [
+        [call('search_skills', 'm1', {'query': ''})],
+        [call('load_skill', 'm2', {'name': 'wether'})],
+        [call('unload_skill', 'm3', {'name': 'weather'})],
+        [call('get_forecast', 'm4', {'city': 'Oslo'})],
+        [call('load_skill', 'm5', {'name': 'weather'}), call('load_skill', 'm6', {'name': 'weather'})],
+        [call('load_skill', 'm7', 'not json')],
+        [call('read_skill_resource', 'm8', {'name': 'currency', 'path': 'rates.md'})],
+        [
+            call('load_skill', 'm9', {'name': 'currency'}),
+            call('convert', 'm10', {'amount': 2, 'source': 'EUR', 'target': 'USD'}),
+        ],
+        [call('read_skill_resource', 'm11', {'name': 'currency', 'path': '../../etc/passwd'})],
+        [call('search_skills', 'm12', {'query': 'x' * 50_000, 'limit': -1})],
+        [call('load_skil', 'm13', {'name': 'weather'})],
+        [call('unload_skill', 'm14', {'name': 'weather'}), call('get_forecast', 'm15', {'city': 'Oslo'})],
+        [call('convert', 'ok', {'amount': 2, 'source': 'EUR', 'target': 'USD'})],
+        [TextPart('finished despite everything')],
+    ]
+
+    outcome = play(steps)
+
+    assert outcome.output == 'finished despite everything'
+    assert outcome.reply('ok') == '2.16 USD'
+    assert outcome.tools_seen[-1] == ['convert', *META]
+    case(
+        AREA,
+        f'one run making {sum(len(step) for step in steps) - 2} different mistakes, each once (default retries)',
+        f'the run finishes normally after {len(steps)} model responses',
+    )
