@@ -173,9 +173,7 @@ def _frontmatter_fields(skill_file: Path, findings: list[Finding]) -> dict[str, 
         node = cast('yaml.Node | None', yaml.compose(head, Loader=yaml.SafeLoader))  # pyright: ignore[reportUnknownMemberType]
         data: Any = yaml.safe_load(head)
     except yaml.YAMLError as error:
-        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-        hint = ' (quote any value that contains ": ")' if 'mapping values are not allowed' in str(error) else ''
-        problem(f'the frontmatter is not valid YAML: {detail}{hint}')
+        problem(_yaml_error(error))
         return None
     if not isinstance(data, dict) or node is None:
         problem('the frontmatter must be a YAML mapping of fields (`name:`, `description:` ...)')
@@ -184,6 +182,17 @@ def _frontmatter_fields(skill_file: Path, findings: list[Finding]) -> dict[str, 
         problem(message)
         return None
     return cast('dict[str, Any]', data)
+
+
+def _yaml_error(error: yaml.YAMLError) -> str:
+    detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+    where = ''
+    if isinstance(error, yaml.MarkedYAMLError):
+        detail = error.problem or detail
+        if error.problem_mark is not None:
+            where = f' on line {error.problem_mark.line + 2} of {SKILL_FILE}'  # the frontmatter starts on line 2
+    hint = '; quote any value that contains ": "' if 'mapping values are not allowed' in detail else ''
+    return f'the frontmatter is not valid YAML{where}: {detail}{hint}'
 
 
 def _strict_yaml_problem(node: yaml.Node) -> str | None:
@@ -343,6 +352,8 @@ def _check_loads(folder: Path, findings: list[Finding]) -> None:
             if not any(finding.severity == 'error' for finding in findings):
                 findings.append(Finding('loads', 'error', f'skillshelf cannot load the skill: {error.problem}'))
             return
+    if any(finding.rule == 'frontmatter' for finding in findings):
+        return  # the library's repairs (quoting a value with ": ") are the frontmatter problem already reported
     for warning in caught:
         if issubclass(warning.category, SkillWarning) and 'characters; the format allows' not in str(warning.message):
             findings.append(Finding('loads', 'warning', str(warning.message).split(': ', 1)[-1]))

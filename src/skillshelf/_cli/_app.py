@@ -141,8 +141,8 @@ def list_skills(directories: Directories = None, skill: ImportPaths = None, as_j
     console = out()
     table = Table(show_edge=False, pad_edge=False)
     table.add_column('Name', style='bold cyan', no_wrap=True)
-    table.add_column('Description', ratio=3)
-    table.add_column('Source', style='dim', overflow='fold', ratio=1)
+    table.add_column('Description', ratio=1, min_width=30)
+    table.add_column('Source', style='dim', overflow='ellipsis', no_wrap=True, max_width=40)
     table.add_column('Tools', justify='right')
     table.add_column('Files', justify='right')
     for item, resources in rows:
@@ -212,13 +212,17 @@ def _print_reports(reports: Sequence[SkillReport], problems: Sequence[str], erro
             ('✗ ', 'bold red') if report.errors else ('! ', 'bold yellow') if report.warnings else ('✓ ', 'bold green')
         )
         console.print(Text.assemble(mark, (label, 'bold'), '  ', (str(report.folder), 'dim')))
+        if not report.findings:
+            continue
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=2)
+        grid.add_column(no_wrap=True, min_width=7)
+        grid.add_column(no_wrap=True, style='dim', min_width=18)
+        grid.add_column(ratio=1)
         for finding in report.findings:
             style = 'red' if finding.severity == 'error' else 'yellow'
-            console.print(
-                Text.assemble(
-                    '    ', (f'{finding.severity:<7}', style), (f'{finding.rule:<20}', 'dim'), finding.message
-                )
-            )
+            grid.add_row('', Text(finding.severity, style), finding.rule, finding.message)
+        console.print(grid)
     valid = sum(1 for report in reports if not report.errors)
     summary = (
         f'\n{len(reports)} skill{"" if len(reports) == 1 else "s"} checked: {valid} valid, '
@@ -369,7 +373,7 @@ def catalog(
         size_text(everything),
     )
     if everything.characters:
-        sizes.add_row('Kept off the first request', f'{max(0, 1 - first_size.characters / everything.characters):.0%}')
+        sizes.add_row('Kept off the first request', f'{max(0, 1 - first_size.characters / everything.characters):.1%}')
     console.print()
     console.print(sizes)
 
@@ -505,7 +509,7 @@ def eval_command(
                 shorten(miss.query, 60),
                 ', '.join(miss.expected),
                 str(miss.rank) if miss.rank else '—',
-                ', '.join(miss.got) or '(nothing matched)',
+                miss.got[0] if miss.got else '(nothing matched)',
             )
         console.print()
         console.print(misses)

@@ -46,7 +46,7 @@ class Miss:
     query: str
     """The query."""
     expected: tuple[str, ...]
-    """The skills that should have come first."""
+    """The skills that should have come first (their labels, when no skill has that name)."""
     rank: int | None
     """The rank of the best relevant skill (1 is first), `None` if it was not in the top results."""
     got: tuple[str, ...]
@@ -176,7 +176,8 @@ def evaluate(
             precise += 1.0 if rank == 1 else 0.0
             recall += len(relevant.intersection(ranking[:3])) / len(case.relevant)
             if rank != 1:
-                miss = Miss(case.query, case.relevant, rank, tuple(ranking[:3]))
+                expected = tuple(sorted(relevant)) or case.relevant
+                miss = Miss(case.query, expected, rank, tuple(ranking[:3]))
                 misses.append((1 / rank if rank else 0.0, index, miss))
         else:
             report.negatives += 1
