@@ -11,7 +11,8 @@ from typing import Any
 
 from ._discovery import SkippedSkill, discover
 from ._errors import SkillConflictError, SkillError, SkillWarning
-from ._search import SearchDocument, SearchHit, SkillIndex
+from ._index_cache import build_skill_index
+from ._search import SearchHit, SkillIndex
 from ._skill import Skill
 
 __all__ = ('SkillLibrary', 'SkippedSkill')
@@ -77,11 +78,9 @@ class SkillLibrary:
         return difflib.get_close_matches(name.strip().lower(), list(self.skills), n=limit, cutoff=0.6)
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
-        """Rank the skills for `query`; the index is built on first use."""
+        """Rank the skills for `query`; the index (which reads the skills' bodies) is built on first use."""
         if self._index is None:
-            self._index = SkillIndex(
-                [SearchDocument(skill.name, skill.description, skill.keywords) for skill in self.skills.values()]
-            )
+            self._index = build_skill_index(self.skills.values())
         return self._index.search(query, limit)
 
     def __len__(self) -> int:

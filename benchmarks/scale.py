@@ -1,0 +1,161 @@
+"""Scale: discovery, cold and warm index build, search latency and memory for large folder libraries.
+
+    python benchmarks/scale.py --data ../shared/bench --sizes 2651,20000,100000
+
+The 2,651 real skills (trigger skills + skills corpus + Composio toolkits) are written as SKILL.md folders
+to a temporary directory; larger sizes add mutated copies (new names, each description given words
+of another real skill, the same body). Each measurement runs in a fresh process:
+
+* discover: `SkillLibrary.build(directories=[...])` (frontmatter only);
+* cold: discovery, then the first search, which reads the bodies, builds the index and writes the cache;
+* warm: the same in a new process with the cache present.
+
+Latency is measured on the trigger queries against the library of that size. Writes
+`benchmarks/results/scale.json` and regenerates `benchmarks/README.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import Doc, fmt, machine, markdown_table, percentile, read_jsonl, trigger_sets, write_json
+
+
+def scaled_docs(data: Path, size: int, seed: int = 0) -> list[Doc]:
+    real = trigger_sets(data)[1].docs
+    docs = list(real[:size])
+    rng = random.Random(seed)
+    n = 0
+    while len(docs) < size:
+        base = real[n % len(real)]
+        donor = real[rng.randrange(len(real))]
+        extra = rng.sample(donor.description.split(), min(6, len(donor.description.split())))
+        docs.append(Doc(f'{base.name}-v{n}', f'{base.description} {" ".join(extra)}', base.body))
+        n += 1
+    return docs
+
+
+def worker(mode: str, directory: Path, queries_file: Path | None) -> dict[str, Any]:
+    """Runs in a child process: one measurement, printed as JSON."""
+    from skillshelf import SkillLibrary
+
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    library = SkillLibrary.build(directories=[directory])
+    discovered = time.perf_counter() - started
+    result: dict[str, Any] = {'skills': len(library), 'discover_s': discovered}
+    if mode == 'discover':
+        return result
+    index_started = time.perf_counter()
+    library.search('warm up the index', 5)
+    result['index_s'] = time.perf_counter() - index_started
+    result['total_s'] = time.perf_counter() - started
+    result['max_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result['rss_growth_mib'] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
+    if queries_file is not None:
+        queries = [row['query'] for row in read_jsonl(queries_file)]
+        latencies: list[float] = []
+        for query in queries:
+            begin = time.perf_counter()
+            library.search(query, 10)
+            latencies.append(time.perf_counter() - begin)
+        result['latency_p50_ms'] = percentile(latencies, 50) * 1000
+        result['latency_p95_ms'] = percentile(latencies, 95) * 1000
+        result['n_queries'] = len(queries)
+    index = library._index  # pyright: ignore[reportPrivateUsage]
+    if index is not None:
+        arrays = sum(m.starts.nbytes + m.docs.nbytes + m.weights.nbytes for m in index.matrices)
+        result['index_arrays_mib'] = arrays / 2**20
+        result['vocabulary_terms'] = len(index.vocabulary)
+    return result
+
+
+def run_worker(mode: str, directory: Path, cache: Path, queries: Path | None = None) -> dict[str, Any]:
+    command = [sys.executable, __file__, '--worker', mode, '--dir', str(directory)]
+    if queries is not None:
+        command += ['--queries', str(queries)]
+    env = {**os.environ, 'SKILLSHELF_CACHE_DIR': str(cache)}
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--data', type=Path)
+    parser.add_argument('--sizes', default='2651,20000,100000')
+    parser.add_argument('--worker', choices=['discover', 'cold', 'warm'])
+    parser.add_argument('--dir', type=Path)
+    parser.add_argument('--queries', type=Path)
+    parser.add_argument('--no-readme', action='store_true')
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.dir, args.queries)))
+        return
+    if args.data is None:
+        parser.error('--data is required')
+    rows: list[dict[str, Any]] = []
+    for size in [int(s) for s in args.sizes.split(',')]:
+        with tempfile.TemporaryDirectory(prefix='skillshelf-scale-') as tmp:
+            from _common import write_skill_folders
+
+            library_dir, cache = Path(tmp) / 'skills', Path(tmp) / 'cache'
+            write_skill_folders(scaled_docs(args.data, size), library_dir)
+            discover = run_worker('discover', library_dir, cache)
+            cold = run_worker('cold', library_dir, cache)
+            warm = run_worker('warm', library_dir, cache, args.data / 'skilltrigger_queries_dev.jsonl')
+            cache_bytes = sum(f.stat().st_size for f in cache.glob('*.npz'))
+        row = {
+            'size': size,
+            'discover_s': discover['discover_s'],
+            'cold_index_s': cold['index_s'],
+            'cold_total_s': cold['total_s'],
+            'warm_index_s': warm['index_s'],
+            'warm_total_s': warm['total_s'],
+            'warm_over_cold_index': warm['index_s'] / cold['index_s'],
+            'warm_over_cold_total': warm['total_s'] / cold['total_s'],
+            'latency_p50_ms': warm['latency_p50_ms'],
+            'latency_p95_ms': warm['latency_p95_ms'],
+            'cold_max_rss_mib': cold['max_rss_mib'],
+            'warm_max_rss_mib': warm['max_rss_mib'],
+            'index_arrays_mib': cold.get('index_arrays_mib', float('nan')),
+            'vocabulary_terms': cold.get('vocabulary_terms', 0),
+            'cache_file_mib': cache_bytes / 2**20,
+        }
+        rows.append(row)
+        print(table([row]), flush=True)
+    path = write_json('scale', {'machine': machine(), 'rows': rows})
+    print(table(rows))
+    print(f'wrote {path}')
+    if not args.no_readme:
+        from report import write_readme
+
+        print(f'wrote {write_readme()}')
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    header = ['skills', 'discover s', 'cold index s', 'cold total s', 'warm index s', 'warm total s',
+              'warm/cold index', 'p50 ms', 'p95 ms', 'RSS MiB', 'index MiB', 'cache MiB']  # fmt: skip
+    body = [
+        [f'{r["size"]:,}', fmt(r['discover_s'], 2), fmt(r['cold_index_s'], 2), fmt(r['cold_total_s'], 2),
+         fmt(r['warm_index_s'], 3), fmt(r['warm_total_s'], 2), f'{r["warm_over_cold_index"]:.1%}',
+         fmt(r['latency_p50_ms'], 2), fmt(r['latency_p95_ms'], 2), fmt(r['cold_max_rss_mib'], 0),
+         fmt(r['index_arrays_mib'], 1), fmt(r['cache_file_mib'], 1)]
+        for r in rows
+    ]  # fmt: skip
+    return markdown_table(header, body)
+
+
+if __name__ == '__main__':
+    main()

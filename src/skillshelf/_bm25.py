@@ -1,0 +1,70 @@
+"""Okapi BM25 weights as plain NumPy arrays, built in a few vectorised passes.
+
+The weights are stored term-major (like a CSC matrix): the documents holding term `t` are
+`docs[starts[t]:starts[t + 1]]`, with their BM25 weights in `weights[...]`. Scoring a query is then a
+sum over a handful of slices. Building from flat arrays rather than per-document Python loops keeps
+a 100k-skill index to seconds, and plain arrays save to and load from an `.npz` cache with no pickle.
+The IDF is Lucene's, `log(1 + (N - df + 0.5) / (df + 0.5))`, which is never negative.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ('BM25Matrix',)
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class BM25Matrix:
+    """BM25 weight of every (term, document) pair that occurs, grouped by term."""
+
+    starts: IntArray
+    """`n_terms + 1` offsets into `docs` and `weights`."""
+    docs: npt.NDArray[np.int32]
+    weights: FloatArray
+    n_docs: int
+
+    @classmethod
+    def build(
+        cls, term_ids: IntArray, lengths: IntArray, n_terms: int, *, k1: float = 1.2, b: float = 0.75
+    ) -> BM25Matrix:
+        """Weights for documents given as one flat array of term ids, document after document.
+
+        `lengths[d]` is how many of `term_ids` belong to document `d`.
+        """
+        n_docs = len(lengths)
+        doc_of_token = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+        pairs, tf = np.unique(term_ids.astype(np.int64) * max(n_docs, 1) + doc_of_token, return_counts=True)
+        terms = pairs // max(n_docs, 1)
+        docs = (pairs % max(n_docs, 1)).astype(np.int32)
+        df = np.bincount(terms, minlength=n_terms)
+        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        average = float(lengths.mean()) if n_docs and lengths.sum() else 1.0
+        norm = k1 * (1 - b + b * lengths[docs] / average)
+        weights = (idf[terms] * tf * (k1 + 1) / (tf + norm)).astype(np.float32)
+        starts = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=starts[1:])
+        return cls(starts, docs, weights, n_docs)
+
+    def scores(self, term_ids: list[int]) -> npt.NDArray[np.float64]:
+        """Each document's BM25 score for a query made of `term_ids` (each counted once)."""
+        if not term_ids:
+            return np.zeros(self.n_docs)
+        slices = [slice(self.starts[t], self.starts[t + 1]) for t in term_ids]
+        docs = np.concatenate([self.docs[s] for s in slices])
+        weights = np.concatenate([self.weights[s] for s in slices])
+        return np.bincount(docs, weights=weights, minlength=self.n_docs).astype(np.float64, copy=False)
+
+    def best(self) -> FloatArray:
+        """For each term, the highest weight any document has for it (0 for a term no document holds)."""
+        best = np.zeros(len(self.starts) - 1, dtype=np.float32)
+        present = self.starts[1:] > self.starts[:-1]
+        if present.any():
+            best[present] = np.maximum.reduceat(self.weights, self.starts[:-1][present])
+        return best

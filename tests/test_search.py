@@ -1,0 +1,216 @@
+"""Ranking behaviour of the search engine behind `search_skills`, on small in-test libraries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skillshelf import SkillLibrary
+from skillshelf._bm25 import BM25Matrix
+from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
+from skillshelf._search import RankingConfig, SearchDocument, SkillIndex
+from skillshelf._tokenize import split_identifier, tokenize
+
+LIBRARY = [
+    SearchDocument('pdf-forms', 'Fill in and flatten PDF forms.', body='Use pypdf to read AcroForm fields.'),
+    SearchDocument('csv-charts', 'Turn CSV files into charts.', body='Plot columns with matplotlib; label axes.'),
+    SearchDocument('code-review', 'Review a pull request for bugs and style.', body='Read the diff first.'),
+    SearchDocument('release-notes', 'Write release notes from merged pull requests.', keywords='changelog'),
+    SearchDocument('代码审查', '审查代码质量，找出缺陷和风格问题。'),
+    SearchDocument('sql-tuning', 'Speed up slow SQL queries.', body='Read the query plan; add indexes.'),
+]
+
+
+def names(index: SkillIndex, query: str, limit: int = 3) -> list[str]:
+    return [hit.name for hit in index.search(query, limit, threshold=0)]
+
+
+@pytest.fixture(scope='module')
+def index() -> SkillIndex:
+    return SkillIndex(LIBRARY)
+
+
+# --------------------------------------------------------------------------------------- tokenisation
+
+
+def test_words_are_stemmed_and_stop_words_dropped() -> None:
+    assert tokenize('The triggers are running for the charts') == ['trigger', 'run', 'chart']
+
+
+def test_identifiers_split_into_words() -> None:
+    assert split_identifier('pdf-form_filler.v2') == 'pdf form filler v2'
+    assert tokenize(split_identifier('FormFiller')) == ['form', 'filler']
+
+
+def test_cjk_runs_become_character_pairs_inside_mixed_text() -> None:
+    assert tokenize('帮我review代码审查') == ['帮我', 'review', '代码', '码审', '审查']
+    assert tokenize('한국어') == ['한국', '국어']
+
+
+def test_full_width_text_is_normalised() -> None:
+    assert tokenize('ＰＤＦ') == tokenize('pdf')
+
+
+# --------------------------------------------------------------------------------------- ranking
+
+
+def test_the_skill_named_for_the_task_comes_first(index: SkillIndex) -> None:
+    assert names(index, 'fill a PDF form', 1) == ['pdf-forms']
+    assert names(index, 'make a chart from a csv', 1) == ['csv-charts']
+
+
+def test_inflected_query_words_match_through_stemming(index: SkillIndex) -> None:
+    assert names(index, 'charting', 1) == ['csv-charts']
+    assert names(index, 'flattening forms', 1) == ['pdf-forms']
+
+
+def test_body_words_find_a_skill_whose_headline_does_not_mention_them(index: SkillIndex) -> None:
+    assert names(index, 'matplotlib', 1) == ['csv-charts']
+    assert names(index, 'query plan indexes', 1) == ['sql-tuning']
+
+
+def test_keywords_from_frontmatter_are_searched(index: SkillIndex) -> None:
+    assert names(index, 'changelog', 1) == ['release-notes']
+
+
+def test_a_headline_match_beats_a_passing_mention_in_a_body() -> None:
+    index = SkillIndex(
+        [
+            SearchDocument('notes', 'Take meeting notes.', body='Docker is mentioned once here. ' + 'Write. ' * 50),
+            SearchDocument('docker-deploy', 'Deploy services with Docker.', body='Write a Dockerfile.'),
+        ]
+    )
+    assert names(index, 'docker', 2) == ['docker-deploy', 'notes']
+
+
+def test_chinese_query_finds_chinese_skill_without_spaces(index: SkillIndex) -> None:
+    assert names(index, '帮我做一下代码审查', 1) == ['代码审查']
+
+
+def test_shared_words_rank_both_skills_in_order(index: SkillIndex) -> None:
+    assert names(index, 'review the pull request', 2) == ['code-review', 'release-notes']
+
+
+def test_only_the_body_start_is_indexed() -> None:
+    documents = [SearchDocument('a', 'first', body='x ' * 100 + 'needle'), SearchDocument('b', 'second')]
+    assert names(SkillIndex(documents, RankingConfig(body_chars=50)), 'needle') == []
+    assert names(SkillIndex(documents, RankingConfig(body_chars=5000)), 'needle') == ['a']
+
+
+# --------------------------------------------------------------------------------------- scores and limits
+
+
+def test_scores_are_in_unit_range_and_descending(index: SkillIndex) -> None:
+    hits = index.search('review pull request bugs', 6, threshold=0)
+    scores = [hit.score for hit in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0 < score <= 1 for score in scores)
+
+
+def test_score_grows_with_the_share_of_the_query_matched(index: SkillIndex) -> None:
+    full, partial = index.search('review pull request bugs', 2, threshold=0)
+    assert (full.name, partial.name) == ('code-review', 'release-notes')
+    assert full.score > partial.score
+    assert index.search('fill flatten pdf forms', 1)[0].score == 1.0
+
+
+def test_threshold_drops_weak_matches(index: SkillIndex) -> None:
+    everything = index.search('read', 6, threshold=0)
+    assert len(everything) >= 2
+    assert index.search('read', 6, threshold=1.01) == []
+
+
+def test_unknown_words_and_empty_queries_return_nothing(index: SkillIndex) -> None:
+    assert index.search('zebra giraffe', 5) == []
+    assert index.search('the and of', 5) == []
+    assert index.search('', 5) == []
+    assert index.search('pdf', 0) == []
+    assert SkillIndex([]).search('pdf', 5) == []
+
+
+def test_limit_caps_results_and_ties_keep_library_order() -> None:
+    documents = [SearchDocument(f'skill-{n}', 'Convert images.') for n in range(10)]
+    hits = SkillIndex(documents).search('convert images', 3)
+    assert [hit.name for hit in hits] == ['skill-0', 'skill-1', 'skill-2']
+
+
+def test_rank_returns_positions_so_duplicate_names_stay_apart() -> None:
+    index = SkillIndex([SearchDocument('same', 'About cats.'), SearchDocument('same', 'About dogs.')])
+    assert index.rank('dogs', 2) == [(1, 1.0)]
+
+
+# --------------------------------------------------------------------------------------- BM25 arithmetic
+
+
+def test_bm25_weights_match_the_formula() -> None:
+    # two documents: [t0 t0 t1] and [t1]
+    matrix = BM25Matrix.build(np.array([0, 0, 1, 1]), np.array([3, 1]), 2, k1=1.2, b=0.75)
+    scores = matrix.scores([0])
+    average = 2.0
+    idf = np.log1p((2 - 1 + 0.5) / (1 + 0.5))
+    expected = idf * 2 * 2.2 / (2 + 1.2 * (1 - 0.75 + 0.75 * 3 / average))
+    assert scores[0] == pytest.approx(expected, rel=1e-6)
+    assert scores[1] == 0
+    assert matrix.best()[0] == pytest.approx(expected, rel=1e-6)
+    assert matrix.scores([]).tolist() == [0.0, 0.0]
+
+
+# --------------------------------------------------------------------------------------- library and cache
+
+
+def write_library(root: Path, count: int) -> Path:
+    for n in range(count):
+        folder = root / f'skill-{n:04d}'
+        folder.mkdir(parents=True)
+        topic = 'kubernetes clusters' if n == 7 else f'topic {n}'
+        (folder / 'SKILL.md').write_text(
+            f'---\nname: skill-{n:04d}\ndescription: Handle {topic}.\n---\n\nBody of skill {n}, word{n}.\n',
+            encoding='utf-8',
+        )
+    return root
+
+
+def test_library_search_reads_bodies_when_the_index_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
+    library = SkillLibrary.build(directories=[write_library(tmp_path / 'lib', 12)])
+    assert [hit.name for hit in library.search('kubernetes', 3)] == ['skill-0007']
+    assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
+
+
+def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / 'cache'
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(cache))
+    assert cache_directory() == cache
+    root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)
+    skills = list(SkillLibrary.build(directories=[root]).skills.values())
+
+    built = build_skill_index(skills)
+    cached_files = list(cache.glob('index-*.npz'))
+    assert len(cached_files) == 1
+    loaded = build_skill_index(skills)
+    for query in ('kubernetes', 'word42', 'topic 199'):
+        assert loaded.search(query, 5) == built.search(query, 5)
+
+    # Editing a SKILL.md changes the key: the stale file is not used.
+    skill_file = root / 'skill-0042' / 'SKILL.md'
+    skill_file.write_text(skill_file.read_text(encoding='utf-8').replace('word42', 'zeppelin'), encoding='utf-8')
+    fresh = build_skill_index(list(SkillLibrary.build(directories=[root]).skills.values()))
+    assert [hit.name for hit in fresh.search('zeppelin', 1)] == ['skill-0042']
+    assert len(list(cache.glob('index-*.npz'))) == 2
+
+
+def test_a_corrupt_cache_file_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / 'cache'
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(cache))
+    skills = list(SkillLibrary.build(directories=[write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)]).skills.values())
+    build_skill_index(skills)
+    (cached,) = cache.glob('index-*.npz')
+    cached.write_bytes(b'not a zip file')
+    assert [hit.name for hit in build_skill_index(skills).search('kubernetes', 1)] == ['skill-0007']
+
+
+def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
+    assert cache_directory() is None
