@@ -170,7 +170,8 @@ def test_every_path_attack_is_refused_in_a_real_run(library: Path, tmp_path: Pat
         assert reply.startswith('Cannot read '), (attack_name, reply)
         assert refusal in reply, (attack_name, reply)
         assert 'Its resources are: ' in reply, 'the refusal lists what can be read'
-        case(AREA, attack_name, reply.replace(str(tmp_path), '<tmp>'), root=tmp_path)
+        shown = reply.split(' Its resources are: ', 1)[0] + ' (then lists the files it can read)'
+        case(AREA, attack_name, shown.replace(str(tmp_path), '<tmp>'), root=tmp_path)
 
 
 @pytest.mark.parametrize(('name', 'path', 'content'), ALLOWED, ids=[name for name, _, _ in ALLOWED])
@@ -332,13 +333,8 @@ def test_no_generated_path_reads_outside_the_skill(
 
 def _refusal_kind(message: str) -> str:
     for needle in (
-        'not a path inside',
-        'not a path relative',
-        'hidden',
-        'NUL',
-        'empty',
-        'points outside',
-        'no resource',
+        *('not a path inside', 'not a path relative', 'hidden', 'NUL', 'empty', 'points outside', 'no resource'),
+        *('is not a file', 'cannot be resolved', 'cannot be read', 'binary', 'not UTF-8', 'limit'),
     ):
         if needle in message:
             return needle

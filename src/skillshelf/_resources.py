@@ -46,7 +46,7 @@ def skill_root(folder: Path) -> Path:
     otherwise turn every resource read into a read of that place.
 
     Raises:
-        ResourceError: the folder cannot be resolved or now points outside its library directory.
+        ResourceError: the folder is gone, cannot be resolved or now points outside its library directory.
     """
     try:
         root = folder.resolve()
@@ -55,6 +55,8 @@ def skill_root(folder: Path) -> Path:
         raise ResourceError('the skill folder can no longer be resolved') from None
     if root == library or not root.is_relative_to(library):
         raise ResourceError('the skill folder now points outside its library directory, so its files are not served')
+    if not root.is_dir():
+        raise ResourceError('the skill folder no longer exists (it was deleted or moved)')
     return root
 
 

@@ -48,7 +48,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def render(test_count: int) -> str:
-    cases = sorted(LEDGER.cases.values(), key=lambda case: (AREAS.index(case.area), case.test, case.name))
+    cases = sorted(LEDGER.cases.values(), key=lambda case: AREAS.index(case.area))  # stable: run order in an area
     properties = sorted(LEDGER.properties.values(), key=lambda prop: prop.name)
     examples = sum(sum(prop.outcomes.values()) for prop in properties)
     lines = [
@@ -71,6 +71,16 @@ def render(test_count: int) -> str:
     ]
     for name, (value, detail) in sorted(LEDGER.figures.items()):
         lines.append(f'| {_cell(name)} | {value:,} {_cell(detail)} |')
+    lines += [
+        '',
+        '## Limits',
+        '',
+        'The caps that keep hostile input bounded, as the code defines them:',
+        '',
+        '| Limit | Value |',
+        '|---|---|',
+        *(f'| {_cell(description)} | {value:,} |' for description, value in _limits()),
+    ]
     for area in AREAS:
         in_area = [case for case in cases if case.area == area]
         if not in_area:
@@ -97,7 +107,24 @@ def _module(nodeid: str) -> str:
 
 
 def _test_name(case: Case) -> str:
-    return case.test.split('::', 1)[-1] if case.test else '?'
+    return case.test.split('::', 1)[-1].split('[', 1)[0] if case.test else '?'
+
+
+def _limits() -> list[tuple[str, int]]:
+    from skillshelf import _markdown, _resources, _toolset
+
+    return [
+        ('`SKILL.md` file size, bytes (larger files are skipped)', _markdown.MAX_SKILL_FILE_BYTES),
+        ('Frontmatter size, bytes (read line by line, each read bounded)', _markdown.MAX_FRONTMATTER_BYTES),
+        ('Frontmatter nesting depth', _markdown.MAX_YAML_DEPTH),
+        ('Frontmatter values after alias expansion', _markdown.MAX_YAML_NODES),
+        ('Skill name length, characters', _markdown.MAX_NAME_LENGTH),
+        ('Resource size per read, bytes (larger files get a message)', _resources.MAX_RESOURCE_BYTES),
+        ('Resources listed per skill', _resources.MAX_LISTED_RESOURCES),
+        ('Requested resource path length, characters', _resources.MAX_PATH_CHARACTERS),
+        ('Search query length used, characters', _toolset.MAX_QUERY_CHARACTERS),
+        ('Search results per call', _toolset.MAX_SEARCH_LIMIT),
+    ]
 
 
 def _cell(text: str) -> str:

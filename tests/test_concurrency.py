@@ -1,0 +1,248 @@
+"""Runs never mix: 200 concurrent runs on one `Agent`, each loading its own set of skills, see only their own.
+
+Also: skill folders edited or deleted between runs, and a skill deleted while a conversation has it loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from reliability.ledger import case, figure
+
+from skillshelf import Skill, Skills
+
+AREA = 'Runs'
+RUNS = 200
+SKILL_COUNT = 8
+META = ['load_skill', 'read_skill_resource', 'search_skills', 'unload_skill']
+
+
+def make_skills() -> list[Skill[Any]]:
+    """Eight Python skills, each with one tool and instructions carrying a unique marker."""
+    skills: list[Skill[Any]] = []
+    for index in range(SKILL_COUNT):
+        skill = Skill(f'skill-{index}', f'Skill number {index}.', f'INSTRUCTIONS-MARKER-{index}')
+
+        def tool(run: str, index: int = index) -> str:
+            return f'TOOL-MARKER-{index} for {run}'
+
+        skill.toolset.add_function(tool, name=f'tool_{index}')
+        skills.append(skill)
+    return skills
+
+
+def subset(run: int) -> list[int]:
+    """The skills run `run` loads: the bits of `run + 1`, so all 200 runs load different sets."""
+    return [index for index in range(SKILL_COUNT) if (run + 1) >> index & 1]
+
+
+@dataclass
+class Observed:
+    tools: dict[int, list[list[str]]] = field(default_factory=dict[int, list[list[str]]])
+    events: list[int] = field(default_factory=list[int])
+
+
+def prompt_of(messages: list[ModelMessage]) -> int:
+    return next(
+        int(str(part.content).removeprefix('run-'))
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, UserPromptPart)
+    )
+
+
+def model(observed: Observed) -> FunctionModel:
+    """Per run: load its skills (one response), call every tool it sees and unload the first, then answer."""
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        run = prompt_of(messages)
+        tools = sorted(tool.name for tool in info.function_tools)
+        observed.tools.setdefault(run, []).append(tools)
+        observed.events.append(run)
+        await asyncio.sleep(0)  # hand control to the other runs between every request
+        step = len(observed.tools[run])
+        mine = subset(run)
+        if step == 1:
+            return ModelResponse(parts=[ToolCallPart('load_skill', {'name': f'skill-{index}'}) for index in mine])
+        if step == 2:
+            calls = [ToolCallPart(name, {'run': f'run-{run}'}) for name in tools if name.startswith('tool_')]
+            return ModelResponse(parts=[*calls, ToolCallPart('unload_skill', {'name': f'skill-{mine[0]}'})])
+        return ModelResponse(parts=[TextPart(','.join(tools))])
+
+    return FunctionModel(respond)
+
+
+def expected_tools(indexes: list[int]) -> list[str]:
+    return sorted([*(f'tool_{index}' for index in indexes), *META])
+
+
+async def test_200_concurrent_runs_on_one_agent_never_see_each_others_skills() -> None:
+    observed = Observed()
+    capability = Skills(skills=make_skills())
+    agent = Agent(model(observed), capabilities=[capability])
+
+    results = await asyncio.gather(*(agent.run(f'run-{run}') for run in range(RUNS)))
+
+    assert capability.loaded == [], 'the agent-level capability must never hold run state'
+    first_requests = observed.events[:RUNS]
+    assert sorted(first_requests) == list(range(RUNS)), 'every run made its first request before any made a second'
+    interleaved = sum(1 for before, after in zip(observed.events, observed.events[1:], strict=False) if before != after)
+    assert interleaved > RUNS, 'the runs did not interleave'
+    leaks = 0
+    for run, result in enumerate(results):
+        mine = subset(run)
+        assert observed.tools[run] == [META, expected_tools(mine), expected_tools(mine[1:])], run
+        assert result.output == ','.join(expected_tools(mine[1:]))
+        text = repr(result.all_messages())
+        for index in range(SKILL_COUNT):
+            seen = f'INSTRUCTIONS-MARKER-{index}' in text or f'TOOL-MARKER-{index} ' in text
+            assert seen == (index in mine), (run, index)
+            leaks += seen != (index in mine)
+        tool_returns = [
+            str(part.content)
+            for message in result.all_messages()
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, ToolReturnPart) and part.tool_name.startswith('tool_')
+        ]
+        assert sorted(tool_returns) == sorted(f'TOOL-MARKER-{index} for run-{run}' for index in mine)
+    set_sizes = Counter(len(subset(run)) for run in range(RUNS))
+    figure(
+        'Concurrent runs held on one Agent',
+        RUNS,
+        f'(asyncio.gather, interleaved at every request; each loads its own set of {SKILL_COUNT} skills, '
+        f'{min(set_sizes)} to {max(set_sizes)} at once, all different; cross-run leaks observed: {leaks})',
+    )
+    case(
+        AREA,
+        f'{RUNS} concurrent runs on one Agent, each loading a different set of skills',
+        f'every run saw exactly its own tools at every step and only its own instructions and tool results; '
+        f'{interleaved} switches between runs; the agent-level capability stayed empty',
+    )
+
+
+# --- skill folders changing between runs ----------------------------------------------------------------------------
+
+
+def write_skill(library: Path, name: str, body: str) -> Path:
+    folder = library / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / 'SKILL.md').write_text(f'---\nname: {name}\ndescription: The {name} skill.\n---\n{body}\n', 'utf-8')
+    (folder / 'notes.md').write_text(f'{name} notes', 'utf-8')
+    return folder
+
+
+@dataclass
+class Conversation:
+    """One agent, replayed turn by turn with a scripted model, keeping the message history."""
+
+    capability: Skills[Any]
+    history: list[ModelMessage] = field(default_factory=list[ModelMessage])
+
+    def turn(self, *calls: ToolCallPart) -> list[str]:
+        """One run: the model makes `calls` (in one response), then says 'done'. Returns the calls' replies."""
+        steps = [list(calls)] if calls else []
+
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            index = sum(isinstance(message, ModelResponse) for message in messages[len(self.history) :])
+            return ModelResponse(parts=steps[index] if index < len(steps) else [TextPart('done')])
+
+        result = Agent(FunctionModel(respond), capabilities=[self.capability]).run_sync(
+            'next', message_history=self.history or None
+        )
+        assert result.output == 'done'
+        new = result.new_messages()
+        self.history = result.all_messages()
+        return [
+            part.model_response_str()
+            for message in new
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, ToolReturnPart)
+        ]
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    library = tmp_path / 'lib'
+    write_skill(library, 'alpha', 'Alpha body v1.')
+    write_skill(library, 'beta', 'Beta body.')
+    return library
+
+
+def test_an_edited_skill_body_is_picked_up_by_the_next_load(library: Path) -> None:
+    conversation = Conversation(Skills(library))
+    [first] = conversation.turn(ToolCallPart('load_skill', {'name': 'alpha'}))
+    (library / 'alpha' / 'SKILL.md').write_text('---\nname: alpha\ndescription: Alpha.\n---\nAlpha body v2.\n', 'utf-8')
+
+    fresh = Conversation(conversation.capability)
+    [second] = fresh.turn(ToolCallPart('load_skill', {'name': 'alpha'}))
+
+    assert first.endswith('Alpha body v1.')
+    assert second.endswith('Alpha body v2.')
+    case(AREA, 'a skill body edited between runs', 'picked up: the next load_skill returns the new body')
+
+
+def test_a_skill_deleted_between_runs_gets_a_message_on_load(library: Path, tmp_path: Path) -> None:
+    capability = Skills(library)
+    shutil.rmtree(library / 'beta')
+
+    [reply] = Conversation(capability).turn(ToolCallPart('load_skill', {'name': 'beta'}))
+
+    assert reply.startswith("The skill 'beta' can no longer be read (")
+    assert reply.endswith('Use another skill or carry on without it.')
+    case(AREA, 'a skill folder deleted between runs', reply, root=tmp_path)
+
+
+def test_a_skill_deleted_while_loaded_gets_a_clear_message_not_a_crash(library: Path, tmp_path: Path) -> None:
+    conversation = Conversation(Skills(library))
+    conversation.turn(ToolCallPart('load_skill', {'name': 'alpha'}))
+    shutil.rmtree(library / 'alpha')
+
+    [read] = conversation.turn(ToolCallPart('read_skill_resource', {'name': 'alpha', 'path': 'notes.md'}))
+    [reload] = conversation.turn(ToolCallPart('load_skill', {'name': 'alpha'}))
+    [unload] = conversation.turn(ToolCallPart('unload_skill', {'name': 'alpha'}))
+
+    assert read == (
+        "Cannot read 'notes.md' from 'alpha': the skill folder no longer exists (it was deleted or moved). "
+        'It has no resources.'
+    )
+    assert reload == "The skill 'alpha' is already loaded; its instructions are above and its tools are available."
+    assert unload.startswith("Unloaded 'alpha'")
+    case(
+        AREA,
+        'a skill deleted while a conversation has it loaded',
+        f'the conversation goes on; read_skill_resource says: {read}',
+        root=tmp_path,
+    )
+
+
+def test_a_skill_folder_replaced_by_a_broken_one_between_runs_is_reported_on_load(
+    library: Path, tmp_path: Path
+) -> None:
+    capability = Skills(library)
+    (library / 'beta' / 'SKILL.md').write_text('---\nname: beta\ndescription: [broken\n', 'utf-8')
+
+    [reply] = Conversation(capability).turn(ToolCallPart('load_skill', {'name': 'beta'}))
+
+    assert reply.startswith("The skill 'beta' can no longer be read (")
+    assert 'the frontmatter is not closed by a `---` line' in reply
+    case(AREA, 'a SKILL.md broken by an edit between runs', reply, root=tmp_path)
