@@ -249,6 +249,13 @@ def test_show_unknown_skill_suggests_close_names() -> None:
     assert "There is no skill named 'sql-reveiw'. Did you mean 'sql-review'?" in result.stderr
 
 
+def test_show_explains_why_a_skill_folder_was_skipped(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'pdf-tools', 'name: pdf-tools')
+    result = run('show', 'pdf-tools', tmp_path)
+    assert result.exit_code == 1
+    assert 'was skipped: the frontmatter has no `description` field' in ' '.join(result.stderr.split())
+
+
 # --- catalog ------------------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ import random
 import re
 import string
 import sys
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from skills_ref.validator import validate as reference_validate
 
+from skillshelf import Skill
 from skillshelf._lint import SPEC_RULES, lint_folder
 
 from conftest import SAMPLE_SKILLS
@@ -62,16 +64,15 @@ def reference_rules(folder: Path) -> set[str]:
     return rules
 
 
-def our_rules(folder: Path) -> set[str]:
-    """The format rules `skillshelf validate` says `folder` breaks."""
-    return {finding.rule for finding in lint_folder(folder).findings if finding.spec and finding.severity == 'error'}
-
-
 @dataclass(frozen=True)
 class Verdicts:
     folder: Path
     ours: set[str]
+    """The format rules `skillshelf validate` says the folder breaks."""
     reference: set[str]
+    """The format rules `skills-ref` says it breaks."""
+    valid: bool
+    """Whether `skillshelf validate` passes the folder (no error of any rule, ours included)."""
 
     @property
     def agree(self) -> bool:
@@ -81,7 +82,9 @@ class Verdicts:
 
 
 def compare(folder: Path) -> Verdicts:
-    return Verdicts(folder, our_rules(folder), reference_rules(folder))
+    errors = [finding for finding in lint_folder(folder).findings if finding.severity == 'error']
+    ours = {finding.rule for finding in errors if finding.spec}
+    return Verdicts(folder, ours, reference_rules(folder), valid=not errors)
 
 
 def assert_all_agree(verdicts: list[Verdicts]) -> None:
@@ -303,6 +306,12 @@ def test_real_skills_agree_with_skills_ref(tmp_path: Path, style: str) -> None:
     ]
     assert len(verdicts) == len(skills) >= 100, source
     assert_all_agree(verdicts)
+    # A skill validate passes is one the library loads, without repairs or warnings.
+    for verdict in verdicts:
+        if verdict.valid:
+            with warnings.catch_warnings():
+                warnings.simplefilter('error')
+                Skill.from_folder(verdict.folder).load_instructions()
     # The comparison is only worth something if both valid and broken skills were compared.
     broken = sum(1 for verdict in verdicts if verdict.reference)
     assert 0 < broken < len(verdicts), f'{source} corpus: {broken} of {len(verdicts)} broken'

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -51,6 +51,8 @@ _WHEN_ALONE = re.compile(r'\b(when|whenever)\b', re.I)
 _FIRST_PERSON = re.compile(r"^\s*(i|i'm|i am|we|you|you can|this skill lets you)\b", re.I)
 _LINK = re.compile(r'!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
 _SPEC_DIR_PATH = re.compile(r'`((?:scripts|references|assets)/[^`\s]+)`')
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML was built with it: the same results, several times faster."""
 _FENCE = re.compile(r'^(```|~~~).*?^\1', re.S | re.M)
 
 
@@ -106,11 +108,17 @@ def skill_folders(directory: Path) -> list[Path]:
     )
 
 
-def lint_directories(directories: Sequence[Path]) -> tuple[list[SkillReport], list[str]]:
-    """Lint every skill folder in `directories`; also returns problems with the directories themselves."""
+def lint_directories(
+    directories: Sequence[Path], *, progress: Callable[[int], Callable[[], None]] | None = None
+) -> tuple[list[SkillReport], list[str]]:
+    """Lint every skill folder in `directories`; also returns problems with the directories themselves.
+
+    `progress`, if given, is called once with the number of folders and returns a callback run after each one.
+    """
     reports: list[SkillReport] = []
     problems: list[str] = []
     seen: dict[str, Path] = {}
+    found: list[Path] = []
     for directory in directories:
         if not directory.is_dir():
             problems.append(f'{directory}: the directory does not exist')
@@ -118,20 +126,23 @@ def lint_directories(directories: Sequence[Path]) -> tuple[list[SkillReport], li
         folders = skill_folders(directory)
         if not folders:
             problems.append(f'{directory}: no skill folder (a folder holding a {SKILL_FILE}) was found')
-        for folder in folders:
-            report = lint_folder(folder)
-            if report.name is not None:
-                if report.name in seen:
-                    report.findings.append(
-                        Finding(
-                            'shadowed',
-                            'warning',
-                            f'another skill named {report.name!r} is in {seen[report.name]}; the earlier one wins',
-                        )
-                    )
-                else:
-                    seen[report.name] = folder
-            reports.append(report)
+        found.extend(folders)
+    advance = progress(len(found)) if progress is not None else None
+    for folder in found:
+        report = lint_folder(folder)
+        if advance is not None:
+            advance()
+        if report.name is not None and report.name in seen:
+            report.findings.append(
+                Finding(
+                    'shadowed',
+                    'warning',
+                    f'another skill named {report.name!r} is in {seen[report.name]}; the earlier one wins',
+                )
+            )
+        elif report.name is not None:
+            seen[report.name] = folder
+        reports.append(report)
     return reports, problems
 
 
@@ -170,8 +181,8 @@ def _frontmatter_fields(skill_file: Path, findings: list[Finding]) -> dict[str, 
         return None
     head = '\n'.join(lines[1:closing])
     try:
-        node = cast('yaml.Node | None', yaml.compose(head, Loader=yaml.SafeLoader))  # pyright: ignore[reportUnknownMemberType]
-        data: Any = yaml.safe_load(head)
+        node = cast('yaml.Node | None', yaml.compose(head, Loader=_LOADER))  # pyright: ignore[reportUnknownMemberType]
+        data: Any = yaml.load(head, Loader=_LOADER)
     except yaml.YAMLError as error:
         problem(_yaml_error(error))
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -24,7 +24,7 @@ from .._library import SkillLibrary
 from .._lint import SkillReport, lint_directories
 from .._resources import ResourceError
 from .._skill import Skill
-from .._toolset import MAX_SEARCH_LIMIT, META_TOOL_NAMES, SkillMatch, unknown_skill_message
+from .._toolset import MAX_SEARCH_LIMIT, META_TOOL_NAMES, SkillMatch
 from ._eval import EvalFileError, evaluate, read_cases
 from ._probe import Size, replay, size_of, skill_tools, tool_json, tools_size
 from ._render import emit_json, err, fail, out, score_bar, shorten, size_json, size_text
@@ -95,6 +95,19 @@ def _capability(
             return Skills(list(_directories(directories)), skills=skills, catalog_budget=budget)
         except SkillError as error:
             fail(str(error))
+
+
+def _progress(label: str, quiet: bool) -> Progress:
+    """A progress bar on standard error; it vanishes when done and never shows with `--json`."""
+    return Progress(
+        TextColumn(f'[bold]{label}'),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err(),
+        transient=True,
+        disable=quiet,
+    )
 
 
 def _source(skill: Skill[Any]) -> str:
@@ -170,7 +183,13 @@ def validate(
     refuses or repairs), name-nfkc, field-type, missing-resource, description-short, description-when,
     description-person, body-empty, body-size, shadowed.
     """
-    reports, problems = lint_directories(_directories(directories))
+    with _progress('Checking skills', as_json) as progress:
+
+        def start(total: int) -> Callable[[], None]:
+            task = progress.add_task('validate', total=total)
+            return lambda: progress.advance(task)
+
+        reports, problems = lint_directories(_directories(directories), progress=start)
     errors = sum(len(report.errors) for report in reports) + len(problems)
     warning_count = sum(len(report.warnings) for report in reports)
     failed = bool(errors or (strict and warning_count))
@@ -247,7 +266,11 @@ def show(
     capability = _capability(directories, skill)
     found = capability.library.get(name)
     if found is None:
-        fail(unknown_skill_message(capability.library, name))
+        skipped = [item for item in capability.library.skipped if name in item.path.parts]
+        reason = ''.join(f'\n{item.path} was skipped: {item.problem}' for item in skipped)
+        close = capability.library.closest_names(name)
+        hint = f' Did you mean {" or ".join(repr(other) for other in close)}?' if close else ''
+        fail(f'There is no skill named {name!r}.{hint} `skillshelf list` shows them all.{reason}')
     capture = replay(capability, [('load_skill', {'name': name})])
     loaded = str(capture.returns[0].content) if capture.returns else ''
     tools = skill_tools(capture.requests[-1].function_tools)
@@ -458,15 +481,7 @@ def eval_command(
     except EvalFileError as error:
         fail(str(error))
     library = _library(directories, skill)
-    with Progress(
-        TextColumn('[bold]Ranking queries'),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err(),
-        transient=True,
-        disable=as_json,
-    ) as progress:
+    with _progress('Ranking queries', as_json) as progress:
         task = progress.add_task('eval', total=len(cases))
         report = evaluate(library, cases, advance=lambda: progress.advance(task), worst=worst)
     if as_json:
