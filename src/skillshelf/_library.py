@@ -97,7 +97,9 @@ def _add_directory_skill(by_name: dict[str, Skill[Any]], skipped: list[SkippedSk
         )
     else:
         skipped.append(
-            SkippedSkill(skill.folder or Path(skill.name), f'shadowed by {existing.folder} (the earlier directory wins)')
+            SkippedSkill(
+                skill.folder or Path(skill.name), f'shadowed by {existing.folder} (the earlier directory wins)'
+            )
         )
 
 
