@@ -355,12 +355,19 @@ def test_eval_scores_labelled_queries(tmp_path: Path) -> None:
     assert miss['rank'] != 1
     assert data['mrr'] == pytest.approx((1 + 1 + (1 / miss['rank'] if miss['rank'] else 0)) / 3)
     assert data['unknown_labels'] == []
+    by_skill = {item['name']: item for item in data['skills']}
+    assert data['skills'][0]['name'] == 'release-notes'  # the worst: found first for one of its two queries
+    assert (by_skill['release-notes']['queries'], by_skill['release-notes']['precision_at_1']) == (2, 0.5)
+    assert by_skill['commit-messages']['wrongly_first'] == 1  # took the release-notes query
+    assert (by_skill['sql-review']['precision_at_1'], by_skill['sql-review']['wrongly_first']) == (1.0, 1)
 
     result = run('eval', queries, SAMPLE_SKILLS)
     assert result.exit_code == 0
     assert 'Precision@1' in result.stdout
     assert 'Worst misses' in result.stdout
     assert 'git commit message' in result.stdout
+    assert 'By skill' not in result.stdout
+    assert 'By skill, worst first' in run('eval', queries, SAMPLE_SKILLS, '--by-skill').stdout
 
 
 def test_eval_reads_the_agentskills_trigger_format(tmp_path: Path) -> None:

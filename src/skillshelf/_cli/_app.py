@@ -468,6 +468,9 @@ def eval_command(
         typer.Option('--target', '-t', help='The skill should_trigger records are about, when they do not say.'),
     ] = None,
     worst: Annotated[int, typer.Option('--worst', min=0, help='How many of the worst misses to show.')] = 5,
+    by_skill: Annotated[
+        bool, typer.Option('--by-skill', help='Also score each skill: found for its queries, first on others.')
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
     """Measure how well the library's search finds the right skill for labelled queries.
@@ -499,6 +502,16 @@ def eval_command(
                     for miss in report.worst_misses
                 ],
                 'unknown_labels': report.unknown,
+                'skills': [
+                    {
+                        'name': item.name,
+                        'queries': item.queries,
+                        'precision_at_1': item.precision_at_1,
+                        'mrr': item.mrr,
+                        'wrongly_first': item.wrongly_first,
+                    }
+                    for item in report.skills
+                ],
             }
         )
         return
@@ -528,6 +541,23 @@ def eval_command(
             )
         console.print()
         console.print(misses)
+    if by_skill and report.skills:
+        table = Table(title='By skill, worst first', title_justify='left', show_edge=False)
+        table.add_column('Skill', style='bold cyan')
+        table.add_column('Queries', justify='right')
+        table.add_column('Precision@1', justify='right')
+        table.add_column('MRR', justify='right')
+        table.add_column('First on others', justify='right')
+        for item in report.skills:
+            table.add_row(
+                item.name,
+                str(item.queries),
+                f'{item.precision_at_1:.3f}' if item.queries else '—',
+                f'{item.mrr:.3f}' if item.queries else '—',
+                Text(str(item.wrongly_first), style='red' if item.wrongly_first else ''),
+            )
+        console.print()
+        console.print(table)
     if report.unknown:
         console.print(
             f'\n{len(report.unknown)} label(s) name no skill in the library: {", ".join(report.unknown[:5])}'

@@ -12,7 +12,7 @@ from .._library import SkillLibrary
 from .._markdown import SKILL_FILE
 from .._toolset import MAX_QUERY_CHARACTERS
 
-__all__ = ('EvalCase', 'EvalReport', 'Miss', 'evaluate', 'read_cases')
+__all__ = ('EvalCase', 'EvalReport', 'Miss', 'SkillScore', 'evaluate', 'read_cases')
 
 RANKED = 10
 """How many results each query is ranked to: MRR counts a relevant skill found below this as a miss."""
@@ -54,6 +54,32 @@ class Miss:
 
 
 @dataclass
+class SkillScore:
+    """How one skill fared: found for its own queries, and first on queries that were not its own."""
+
+    name: str
+    """The skill's name."""
+    queries: int = 0
+    """Positive queries labelled with this skill."""
+    first: int = 0
+    """Of those, how many ranked it first."""
+    reciprocal_rank: float = 0.0
+    """Sum of 1/rank over those queries (0 when it was not in the first ten)."""
+    wrongly_first: int = 0
+    """Queries it ranked first on without being relevant: its description may be too broad."""
+
+    @property
+    def precision_at_1(self) -> float:
+        """Share of its queries that ranked it first."""
+        return self.first / self.queries if self.queries else 0.0
+
+    @property
+    def mrr(self) -> float:
+        """Mean reciprocal rank over its queries."""
+        return self.reciprocal_rank / self.queries if self.queries else 0.0
+
+
+@dataclass
 class EvalReport:
     """The discovery metrics of one library on one set of queries."""
 
@@ -73,6 +99,8 @@ class EvalReport:
     """Positives ranked worst, worst first."""
     unknown: list[str] = field(default_factory=list[str])
     """Labels that name no skill in the library (their queries are still counted)."""
+    skills: list[SkillScore] = field(default_factory=list[SkillScore])
+    """Every skill that was labelled or ranked first, worst first: lowest precision@1, then most wrongly first."""
 
 
 def read_cases(path: Path, target: str | None = None) -> list[EvalCase]:
@@ -165,6 +193,11 @@ def evaluate(
     reciprocal = precise = recall = 0.0
     triggered = 0
     misses: list[tuple[float, int, Miss]] = []
+    scores: dict[str, SkillScore] = {}
+
+    def score(name: str) -> SkillScore:
+        return scores.setdefault(name, SkillScore(name))
+
     for index, case in enumerate(cases):
         query = ' '.join(case.query.split())[:MAX_QUERY_CHARACTERS]
         ranking = [hit.name for hit in library.search(query, RANKED)] if query else []
@@ -175,6 +208,14 @@ def evaluate(
             reciprocal += 1 / rank if rank else 0.0
             precise += 1.0 if rank == 1 else 0.0
             recall += len(relevant.intersection(ranking[:3])) / len(case.relevant)
+            for name in relevant:
+                own = score(name)
+                own.queries += 1
+                position = ranking.index(name) + 1 if name in ranking else None
+                own.first += position == 1
+                own.reciprocal_rank += 1 / position if position else 0.0
+            if ranking and ranking[0] not in relevant:
+                score(ranking[0]).wrongly_first += 1
             if rank != 1:
                 expected = tuple(sorted(relevant)) or case.relevant
                 miss = Miss(case.query, expected, rank, tuple(ranking[:3]))
@@ -184,6 +225,7 @@ def evaluate(
             named = _resolve_all(case.not_relevant, resolve, unknown)
             if (ranking[:1] and ranking[0] in named) or (not case.not_relevant and ranking):
                 triggered += 1
+                score(ranking[0]).wrongly_first += 1
         advance()
     if report.positives:
         report.precision_at_1 = precise / report.positives
@@ -193,6 +235,9 @@ def evaluate(
         report.false_trigger_rate = triggered / report.negatives
     report.worst_misses = [miss for _, _, miss in sorted(misses, key=lambda item: (item[0], item[1]))[:worst]]
     report.unknown = list(unknown)
+    report.skills = sorted(
+        scores.values(), key=lambda item: (item.precision_at_1 if item.queries else 1.0, -item.wrongly_first, item.name)
+    )
     return report
 
 
