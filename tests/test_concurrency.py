@@ -26,7 +26,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, figure
 
-from skillshelf import Skill, Skills
+from skillshelf import Skill, Skills, SkillWarning
 
 AREA = 'Runs'
 RUNS = 200
@@ -201,18 +201,22 @@ def test_an_edited_skill_body_is_picked_up_by_the_next_load(library: Path) -> No
     case(AREA, 'a skill body edited between runs', 'picked up: the next load_skill returns the new body')
 
 
-def test_a_skill_deleted_between_runs_gets_a_message_on_load(library: Path, tmp_path: Path) -> None:
+def test_a_skill_deleted_between_runs_leaves_the_catalog_and_loads_explain(library: Path) -> None:
     capability = Skills(library)
+    assert '- beta: ' in capability.get_instructions()
     shutil.rmtree(library / 'beta')
 
     [reply] = Conversation(capability).turn(ToolCallPart('load_skill', {'name': 'beta'}))
 
-    assert reply.startswith("The skill 'beta' can no longer be read (")
-    assert reply.endswith('Use another skill or carry on without it.')
-    case(AREA, 'a skill folder deleted between runs', reply, root=tmp_path)
+    assert reply == (
+        "The skill 'beta' is no longer available: its folder was deleted or moved. "
+        'Carry on without it, or call `search_skills`.'
+    )
+    assert '- beta: ' not in capability.get_instructions()
+    case(AREA, 'a skill folder deleted between runs', f'dropped from the catalog; load_skill says: {reply}')
 
 
-def test_a_skill_deleted_while_loaded_gets_a_clear_message_not_a_crash(library: Path, tmp_path: Path) -> None:
+def test_a_skill_deleted_while_loaded_gets_a_clear_message_not_a_crash(library: Path) -> None:
     conversation = Conversation(Skills(library))
     conversation.turn(ToolCallPart('load_skill', {'name': 'alpha'}))
     shutil.rmtree(library / 'alpha')
@@ -221,28 +225,119 @@ def test_a_skill_deleted_while_loaded_gets_a_clear_message_not_a_crash(library: 
     [reload] = conversation.turn(ToolCallPart('load_skill', {'name': 'alpha'}))
     [unload] = conversation.turn(ToolCallPart('unload_skill', {'name': 'alpha'}))
 
+    gone = (
+        "The skill 'alpha' is no longer available: its folder was deleted or moved. "
+        'Carry on without it, or call `search_skills`.'
+    )
+    assert read == reload == unload == gone
+    case(
+        AREA,
+        'a skill deleted while a conversation has it loaded',
+        f'the conversation goes on; read, load and unload all say: {gone}',
+    )
+
+
+def test_a_skill_deleted_while_loaded_within_one_run_gets_a_clear_message(library: Path) -> None:
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        responses = sum(isinstance(message, ModelResponse) for message in messages)
+        if responses == 0:
+            return ModelResponse(parts=[ToolCallPart('load_skill', {'name': 'alpha'})])
+        if responses == 1:
+            shutil.rmtree(library / 'alpha')  # mid-run: the run already read the library
+            return ModelResponse(parts=[ToolCallPart('read_skill_resource', {'name': 'alpha', 'path': 'notes.md'})])
+        return ModelResponse(parts=[TextPart('done')])
+
+    result = Agent(FunctionModel(respond), capabilities=[Skills(library)]).run_sync('go')
+
+    [read] = [
+        part.model_response_str()
+        for message in result.all_messages()
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.tool_name == 'read_skill_resource'
+    ]
+    assert result.output == 'done'
     assert read == (
         "Cannot read 'notes.md' from 'alpha': the skill folder no longer exists (it was deleted or moved). "
         'It has no resources.'
     )
-    assert reload == "The skill 'alpha' is already loaded; its instructions are above and its tools are available."
-    assert unload.startswith("Unloaded 'alpha'")
-    case(
-        AREA,
-        'a skill deleted while a conversation has it loaded',
-        f'the conversation goes on; read_skill_resource says: {read}',
-        root=tmp_path,
-    )
+    case(AREA, 'a skill folder deleted in the middle of a run that has it loaded', f'read_skill_resource says: {read}')
 
 
-def test_a_skill_folder_replaced_by_a_broken_one_between_runs_is_reported_on_load(
-    library: Path, tmp_path: Path
-) -> None:
+def test_a_skill_folder_broken_by_an_edit_between_runs_is_reported(library: Path) -> None:
     capability = Skills(library)
     (library / 'beta' / 'SKILL.md').write_text('---\nname: beta\ndescription: [broken\n', 'utf-8')
 
-    [reply] = Conversation(capability).turn(ToolCallPart('load_skill', {'name': 'beta'}))
+    with pytest.warns(SkillWarning, match='beta/SKILL.md: the frontmatter is not closed by a `---` line'):
+        [reply] = Conversation(capability).turn(ToolCallPart('load_skill', {'name': 'beta'}))
 
-    assert reply.startswith("The skill 'beta' can no longer be read (")
-    assert 'the frontmatter is not closed by a `---` line' in reply
-    case(AREA, 'a SKILL.md broken by an edit between runs', reply, root=tmp_path)
+    assert reply == (
+        "The skill 'beta' is no longer available: its SKILL.md is now skipped "
+        '(the frontmatter is not closed by a `---` line). Carry on without it, or call `search_skills`.'
+    )
+    case(AREA, 'a SKILL.md broken by an edit between runs', f'a SkillWarning names the file; load_skill says: {reply}')
+
+
+def test_a_skill_added_between_runs_is_in_the_next_runs_catalog_and_loads(library: Path) -> None:
+    capability = Skills(library)
+    conversation = Conversation(capability)
+    conversation.turn()
+    write_skill(library, 'gamma', 'Gamma body.')
+
+    [reply] = conversation.turn(ToolCallPart('load_skill', {'name': 'gamma'}))
+
+    assert reply.endswith('Gamma body.')
+    assert '- gamma: The gamma skill.' in capability.get_instructions()
+    case(AREA, 'a skill folder added between runs', "picked up: in the next run's catalog, and load_skill loads it")
+
+
+def test_a_description_edited_between_runs_updates_the_catalog_but_never_within_a_run(library: Path) -> None:
+    capability = Skills(library)
+    seen: list[str | None] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(info.instructions)
+        if len(seen) == 1:  # edited during the run: this run keeps its catalog
+            (library / 'alpha' / 'SKILL.md').write_text('---\nname: alpha\ndescription: Renamed.\n---\nx\n', 'utf-8')
+            return ModelResponse(parts=[ToolCallPart('search_skills', {'query': 'alpha'})])
+        return ModelResponse(parts=[TextPart('done')])
+
+    agent = Agent(FunctionModel(respond), capabilities=[capability])
+    agent.run_sync('first')
+    agent.run_sync('second')
+
+    assert seen[0] == seen[1], 'the catalog changed within a run'
+    assert '- alpha: The alpha skill.' in (seen[0] or '')
+    assert '- alpha: Renamed.' in (seen[2] or '')
+    case(
+        AREA,
+        'a description edited during a run',
+        'the running conversation keeps its catalog (cache-stable); the next run shows the new description',
+    )
+
+
+def test_an_unchanged_library_is_not_read_again(library: Path) -> None:
+    capability = Skills(library)
+    before = dict(capability.library.skills)
+
+    Conversation(capability).turn()
+    Conversation(capability).turn()
+
+    assert all(capability.library.skills[name] is skill for name, skill in before.items())
+    case(AREA, 'runs over an unchanged library', 'nothing is read again: a few stat calls per skill decide')
+
+
+def test_a_new_folder_that_clashes_with_a_python_skill_keeps_the_previous_library(library: Path) -> None:
+    python_skill = Skill('delta', 'Python delta.', 'Python body.')
+    capability = Skills(library, skills=[python_skill])
+    write_skill(library, 'delta', 'Folder body.')
+
+    with pytest.warns(SkillWarning, match="the Python skill 'delta' and the folder .* share a name"):
+        [reply] = Conversation(capability).turn(ToolCallPart('load_skill', {'name': 'delta'}))
+
+    assert reply.endswith('Python body.')
+    case(
+        AREA,
+        'a folder added between runs that clashes with a Python skill',
+        'a SkillWarning explains the clash; the previous library stays in use',
+    )

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_ai import Agent
-from pydantic_ai.messages import TextPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
 from skillshelf import Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
@@ -435,20 +436,22 @@ def test_discovering_the_current_directory_as_a_skill_uses_its_real_name(
     case(AREA, 'a library given as `.` (a folder whose path has no name)', "loaded as 'demo' from the real folder name")
 
 
-def test_a_library_deleted_between_discovery_and_load_gives_the_model_a_message(tmp_path: Path) -> None:
+def test_a_library_deleted_during_a_run_gives_the_model_a_message(tmp_path: Path) -> None:
     folder = write(tmp_path / 'lib', 'demo', valid())
     (folder / 'notes.md').write_text('notes', encoding='utf-8')
     capability = Skills(tmp_path / 'lib')
-    shutil.rmtree(tmp_path / 'lib')
-    script = Script(
-        [
-            [call('load_skill', name='demo')],
-            [call('read_skill_resource', name='demo', path='notes.md')],
-            [TextPart('carried on')],
-        ]
-    )
+    replies: list[ModelResponse] = [
+        ModelResponse(parts=[call('load_skill', name='demo')]),
+        ModelResponse(parts=[call('read_skill_resource', name='demo', path='notes.md')]),
+        ModelResponse(parts=[TextPart('carried on')]),
+    ]
 
-    result = Agent(script.model(), capabilities=[capability]).run_sync('go')
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            shutil.rmtree(tmp_path / 'lib')  # after the run started (and read the library), before the load
+        return replies[sum(isinstance(message, ModelResponse) for message in messages)]
+
+    result = Agent(FunctionModel(respond), capabilities=[capability]).run_sync('go')
 
     assert result.output == 'carried on'
     [loaded] = tool_returns(result.all_messages(), 'load_skill')
@@ -458,8 +461,32 @@ def test_a_library_deleted_between_discovery_and_load_gives_the_model_a_message(
     assert read == "The skill 'demo' is not loaded: call `load_skill` with 'demo' first, then read its files."
     case(
         AREA,
-        'library directory deleted between discovery and load',
+        'library directory deleted during a run, after discovery, before load',
         f'the run finishes; load_skill says: {loaded}',
+        root=tmp_path,
+    )
+
+
+def test_a_library_deleted_between_runs_is_reported_and_its_skills_are_gone(tmp_path: Path) -> None:
+    write(tmp_path / 'lib', 'demo', valid())
+    capability = Skills(tmp_path / 'lib')
+    shutil.rmtree(tmp_path / 'lib')
+    script = Script([[call('load_skill', name='demo')], [TextPart('carried on')]])
+
+    with pytest.warns(SkillWarning, match='the directory does not exist'):
+        result = Agent(script.model(), capabilities=[capability]).run_sync('go')
+
+    assert result.output == 'carried on'
+    [loaded] = tool_returns(result.all_messages(), 'load_skill')
+    assert loaded == (
+        "The skill 'demo' is no longer available: its folder was deleted or moved. "
+        'Carry on without it, or call `search_skills`.'
+    )
+    assert 'demo' not in (script.requests[0].instructions or '')
+    case(
+        AREA,
+        'library directory deleted between runs',
+        f'a SkillWarning names the directory; the catalog drops its skills; load_skill says: {loaded}',
         root=tmp_path,
     )
 

@@ -68,8 +68,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         self.library = SkillLibrary.build(
             self.skills, list(self.directories), strict=self.strict, reserved_tool_names=META_TOOL_NAMES
         )
-        entries = [CatalogEntry(skill.name, skill.description) for skill in self.library.skills.values()]
-        self._catalog = render_catalog(entries, self.catalog_budget)
+        self._catalog = self._render_catalog()
         # Built once and shared by every run's clone: durable engines require toolsets that exist at construction.
         self._toolset = CombinedToolset[AgentDepsT](
             [
@@ -138,8 +137,18 @@ class Skills(AbstractCapability[AgentDepsT]):
         """The meta-tools and every skill's tools; `prepare_tools` hides the tools of unloaded skills."""
         return self._toolset
 
+    def _render_catalog(self) -> str:
+        entries = [CatalogEntry(skill.name, skill.description) for skill in self.library.skills.values()]
+        return render_catalog(entries, self.catalog_budget)
+
     async def for_run(self, ctx: RunContext[AgentDepsT]) -> Skills[AgentDepsT]:
-        """A per-run copy whose loaded skills are replayed from the run's message history."""
+        """A per-run copy whose loaded skills are replayed from the run's message history.
+
+        Skill folders added, removed or edited since the last run are picked up first (a few `stat`
+        calls per skill tell whether anything changed), so the catalog stays fixed within a run.
+        """
+        if self.library.refresh():
+            self._catalog = self._render_catalog()
         clone = copy.copy(self)  # not dataclasses.replace(): that would rebuild the library and toolsets
         known = self.library.skills
         clone._loaded = [name for name in loaded_from_history(ctx.messages, self.capability_id) if name in known]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,34 @@ def _describe_target(folder: Path) -> str:
         return str(folder.resolve())
     except (OSError, RuntimeError):
         return 'a path that cannot be resolved'
+
+
+Fingerprint = tuple[object, ...]
+
+
+def fingerprint(directories: Sequence[Path]) -> Fingerprint:
+    """A cheap signature of what discovery would read from `directories` (a few `stat` calls per skill).
+
+    It changes when a skill folder is added, removed or renamed, or a `SKILL.md` is edited, so a
+    library can tell that it should be read again without reading any file.
+    """
+    parts: list[object] = []
+    for directory in directories:
+        parts.append((str(directory), _stat_key(directory)))
+        if _has_skill_file(directory):
+            parts.append(_stat_key(directory / SKILL_FILE))
+            continue
+        try:
+            names = sorted(name for name in os.listdir(directory) if not name.startswith('.'))
+        except (OSError, ValueError):
+            continue
+        parts.extend((name, _stat_key(directory / name), _stat_key(directory / name / SKILL_FILE)) for name in names)
+    return tuple(parts)
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import difflib
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ._discovery import SkippedSkill, discover
+from ._discovery import Fingerprint, SkippedSkill, discover, fingerprint
 from ._errors import SkillConflictError, SkillError, SkillWarning
 from ._index_cache import build_skill_index
+from ._markdown import SKILL_FILE
 from ._search import SearchHit, SkillIndex
 from ._skill import Skill
 
@@ -29,7 +30,10 @@ class SkillLibrary:
     """Every usable skill, keyed by name."""
     skipped: list[SkippedSkill] = field(default_factory=list[SkippedSkill])
     """Skill folders that were not used, with the reason (broken, shadowed, missing directory)."""
+    removed: dict[str, str] = field(default_factory=dict[str, str])
+    """Directory skills that disappeared since construction (folder deleted, moved or broken), with the reason."""
     _index: SkillIndex | None = field(default=None, init=False, repr=False)
+    _sources: _Sources | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def build(
@@ -51,23 +55,54 @@ class SkillLibrary:
                 a name, or two skills (or a skill and a meta-tool) expose the same tool name.
             SkillError: with `strict=True`, any skipped folder.
         """
-        by_name: dict[str, Skill[Any]] = {}
-        for skill in skills:
-            if skill.name in by_name:
-                raise SkillConflictError(f'two Python skills are named {skill.name!r}; give each skill its own name')
-            by_name[skill.name] = skill
-        skipped: list[SkippedSkill] = []
-        for directory in directories:
-            found = discover(Path(directory).expanduser())
-            skipped.extend(found.skipped)
-            for skill in found.skills:
-                _add_directory_skill(by_name, skipped, skill)
-        _check_tool_names(by_name.values(), set(reserved_tool_names))
-        for problem in skipped:
+        sources = _Sources(
+            tuple(skills),
+            tuple(Path(directory).expanduser() for directory in directories),
+            frozenset(reserved_tool_names),
+        )
+        library = sources.collect()
+        for problem in library.skipped:
             if strict:
                 raise SkillError(f'{problem.path}: {problem.problem}')
             warnings.warn(SkillWarning(f'skipped {problem.path}: {problem.problem}'), stacklevel=3)
-        return cls(by_name, skipped)
+        return library
+
+    def refresh(self) -> bool:
+        """Read the library directories again if a skill folder was added, removed or renamed, or a `SKILL.md`
+        was edited, since they were last read (checked with a few `stat` calls per skill, no reads).
+
+        Python skills stay as they are. This never raises: a folder that is now broken is skipped with a
+        [`SkillWarning`][skillshelf.SkillWarning] (even with `strict=True`, which applies at construction),
+        a skill that disappeared is listed in `removed`, and a new name clash keeps the previous skills,
+        with a warning.
+
+        Returns:
+            Whether the skills (names, descriptions or folders) changed.
+        """
+        sources = self._sources
+        if sources is None or not sources.directories or fingerprint(sources.directories) == sources.fingerprint:
+            return False
+        try:
+            fresh = sources.collect()
+        except SkillError as error:
+            self._sources = replace(sources, fingerprint=fingerprint(sources.directories))
+            warnings.warn(SkillWarning(f'the skill directories changed but were not read again: {error}'), stacklevel=2)
+            return False
+        known = {(problem.path, problem.problem) for problem in self.skipped}
+        for problem in fresh.skipped:
+            if (problem.path, problem.problem) not in known:
+                warnings.warn(SkillWarning(f'skipped {problem.path}: {problem.problem}'), stacklevel=2)
+        changed = _summary(fresh.skills) != _summary(self.skills)
+        gone = sorted(self.skills.keys() - fresh.skills.keys())
+        removed = {**self.removed, **dict.fromkeys(gone, 'its folder was deleted or moved')}
+        for problem in fresh.skipped:
+            name = _folder_name(problem.path)
+            if name in removed:
+                removed[name] = f'its SKILL.md is now skipped ({problem.problem})'
+        self.removed = {name: reason for name, reason in removed.items() if name not in fresh.skills}
+        self.skills, self.skipped, self._sources = fresh.skills, fresh.skipped, fresh._sources
+        self._index = None  # bodies may have changed even when descriptions did not
+        return changed
 
     def get(self, name: str) -> Skill[Any] | None:
         """The skill called `name`, or `None`."""
@@ -85,6 +120,43 @@ class SkillLibrary:
 
     def __len__(self) -> int:
         return len(self.skills)
+
+
+@dataclass(frozen=True)
+class _Sources:
+    """Where a library's skills come from, and a signature of the directories when they were last read."""
+
+    skills: tuple[Skill[Any], ...]
+    directories: tuple[Path, ...]
+    reserved_tool_names: frozenset[str]
+    fingerprint: Fingerprint = ()
+
+    def collect(self) -> SkillLibrary:
+        """Read the directories (without warning) into a new library that remembers these sources."""
+        before = fingerprint(self.directories)  # taken first: a change during the read triggers another
+        by_name: dict[str, Skill[Any]] = {}
+        for skill in self.skills:
+            if skill.name in by_name:
+                raise SkillConflictError(f'two Python skills are named {skill.name!r}; give each skill its own name')
+            by_name[skill.name] = skill
+        skipped: list[SkippedSkill] = []
+        for directory in self.directories:
+            found = discover(directory)
+            skipped.extend(found.skipped)
+            for skill in found.skills:
+                _add_directory_skill(by_name, skipped, skill)
+        _check_tool_names(by_name.values(), set(self.reserved_tool_names))
+        library = SkillLibrary(by_name, skipped)
+        library._sources = replace(self, fingerprint=before)  # pyright: ignore[reportPrivateUsage]
+        return library
+
+
+def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, Path | None]]:
+    return [(name, skill.description, skill.folder) for name, skill in skills.items()]
+
+
+def _folder_name(path: Path) -> str:
+    return path.parent.name if path.name == SKILL_FILE else path.name
 
 
 def _add_directory_skill(by_name: dict[str, Skill[Any]], skipped: list[SkippedSkill], skill: Skill[Any]) -> None:

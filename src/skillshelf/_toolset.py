@@ -118,6 +118,8 @@ def build_meta_toolset(library: SkillLibrary, capability_id: str, default_limit:
 
 def unknown_skill_message(library: SkillLibrary, name: str) -> str:
     """Tell the model a skill name is unknown, with the closest names and a hint to search."""
+    if (reason := library.removed.get(name)) is not None:
+        return f'The skill {name!r} is no longer available: {reason}. Carry on without it, or call `search_skills`.'
     close = library.closest_names(name)
     hint = f' Did you mean {" or ".join(repr(n) for n in close)}?' if close else ''
     return f'There is no skill named {shown(name)}.{hint} Call `search_skills` to find skills by what they do.'
