@@ -157,6 +157,8 @@ class Method:
     name: str
     description: str
     build: Callable[[Sequence[Doc]], Searcher]
+    threshold: float | None = None
+    """The method's own score threshold for abstention; `None` for methods without one (the baselines)."""
 
 
 class Skillshelf:
@@ -209,7 +211,12 @@ class KeywordOverlap:
 
 def methods(config: RankingConfig | None = None) -> list[Method]:
     return [
-        Method('skillshelf', 'field-weighted BM25 + stemming + CJK bigrams', lambda docs: Skillshelf(docs, config)),
+        Method(
+            'skillshelf',
+            'field-weighted BM25 + stemming + CJK bigrams',
+            lambda docs: Skillshelf(docs, config),
+            (config or RankingConfig()).threshold,
+        ),
         Method('bm25_plain', 'bm25s over name+description+body', PlainBM25),
         Method('keyword', "pydantic-ai's keyword overlap", KeywordOverlap),
     ]

