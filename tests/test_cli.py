@@ -83,7 +83,7 @@ def test_list_includes_python_skills_by_import_path() -> None:
     assert data['skills'][0] == {
         'name': 'weather',
         'description': 'Current weather, forecasts and alerts for a city.',
-        'source': '(Python)',
+        'source': 'python: skill_fixtures:weather',
         'tools': weather.tool_names,
         'resources': [],
     }

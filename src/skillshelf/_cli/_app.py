@@ -35,7 +35,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode='rich',
+    rich_markup_mode='markdown',
 )
 
 Directories = Annotated[
@@ -43,6 +43,7 @@ Directories = Annotated[
     typer.Argument(
         help='Library directories: each holds skill folders, or is one. Default: ./skills if it exists, else .',
         show_default=False,
+        metavar='DIR',
     ),
 ]
 ImportPaths = Annotated[
@@ -110,8 +111,14 @@ def _progress(label: str, quiet: bool) -> Progress:
     )
 
 
-def _source(skill: Skill[Any]) -> str:
-    return str(skill.folder) if skill.folder is not None else '(Python)'
+def _source(skill: Skill[Any], import_paths: Sequence[str] | None) -> str:
+    """Where a skill comes from: its folder, or the import path that named it."""
+    if skill.folder is not None:
+        return str(skill.folder)
+    for path in import_paths or ():
+        if any(found is skill for found in import_skills(path)):
+            return f'python: {path}'
+    return 'python'
 
 
 def _skipped_json(skipped: Sequence[SkippedSkill]) -> list[dict[str, str]]:
@@ -141,7 +148,7 @@ def list_skills(directories: Directories = None, skill: ImportPaths = None, as_j
                     {
                         'name': item.name,
                         'description': item.description,
-                        'source': _source(item),
+                        'source': _source(item, skill),
                         'tools': item.tool_names,
                         'resources': resources,
                     }
@@ -160,7 +167,11 @@ def list_skills(directories: Directories = None, skill: ImportPaths = None, as_j
     table.add_column('Files', justify='right')
     for item, resources in rows:
         table.add_row(
-            item.name, shorten(item.description, 120), _source(item), str(len(item.tool_names)), str(len(resources))
+            item.name,
+            shorten(item.description, 120),
+            _source(item, skill),
+            str(len(item.tool_names)),
+            str(len(resources)),
         )
     if rows:
         console.print(table)
@@ -253,7 +264,7 @@ def _print_reports(reports: Sequence[SkillReport], problems: Sequence[str], erro
 
 @app.command()
 def show(
-    name: Annotated[str, typer.Argument(help='The skill to show.', show_default=False)],
+    name: Annotated[str, typer.Argument(help='The skill to show.', show_default=False, metavar='NAME')],
     directories: Directories = None,
     skill: ImportPaths = None,
     resource: Annotated[
@@ -403,7 +414,9 @@ def catalog(
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help='What a user would ask for, in a few words.', show_default=False)],
+    query: Annotated[
+        str, typer.Argument(help='What a user would ask for, in a few words.', show_default=False, metavar='QUERY')
+    ],
     directories: Directories = None,
     skill: ImportPaths = None,
     limit: Annotated[
@@ -459,6 +472,7 @@ def eval_command(
             help='Labelled queries: JSON Lines {"query", "relevant": [names]} (empty = a negative; optional '
             '"not_relevant"), or the agentskills.io trigger-eval form {"query", "should_trigger"}.',
             show_default=False,
+            metavar='QUERIES',
         ),
     ],
     directories: Directories = None,
