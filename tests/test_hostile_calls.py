@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
+from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -175,6 +176,56 @@ def test_a_skill_tool_called_in_the_same_response_as_its_load_is_retried_and_the
     case(AREA, "calling a skill's tool in the same response as its `load_skill`", f'pydantic-ai retry: {early}')
 
 
+def test_a_tool_called_with_its_load_then_with_bad_arguments_still_finishes() -> None:
+    outcome = play(
+        [
+            [call('load_skill', 'load', {'name': 'weather'}), call('get_forecast', 'early', {'city': 'Oslo'})],
+            [call('get_forecast', 'bad', {'town': 'Oslo'})],
+            [call('get_forecast', 'good', {'city': 'Oslo'})],
+        ]
+    )
+
+    assert outcome.output == 'done'
+    assert outcome.retried('early')
+    assert outcome.retried('bad')
+    assert outcome.reply('good') == 'Oslo: sunny, 21 °C, for the next 3 days'
+    case(
+        AREA,
+        "a skill's tool called with its `load_skill`, then with bad arguments (two mistakes on one tool)",
+        'the early refusal is refunded once the skill is loaded, so the default budget of 1 covers the real '
+        'argument mistake; the run finishes',
+    )
+
+
+def test_a_tool_called_before_its_skill_was_loaded_is_refunded_once_loaded() -> None:
+    outcome = play(
+        [
+            [call('get_forecast', 'early', {'city': 'Oslo'})],
+            [call('load_skill', 'load', {'name': 'weather'})],
+            [call('get_forecast', 'bad', {'city': 'Oslo', 'days': 'many'})],
+            [call('get_forecast', 'good', {'city': 'Oslo', 'days': 2})],
+        ]
+    )
+
+    assert outcome.output == 'done'
+    assert outcome.reply('good') == 'Oslo: sunny, 21 °C, for the next 2 days'
+    case(
+        AREA,
+        "a skill's tool called before loading, then loaded and called with bad arguments",
+        'refunded once loaded; the run finishes',
+    )
+
+
+def test_a_model_that_keeps_calling_a_hidden_tool_without_loading_still_hits_the_budget() -> None:
+    with pytest.raises(UnexpectedModelBehavior, match="Tool 'get_forecast' exceeded max retries count of 1"):
+        play([[call('get_forecast', 'one', {'city': 'Oslo'})], [call('get_forecast', 'two', {'city': 'Oslo'})]])
+    case(
+        AREA,
+        'a model that keeps calling a hidden tool and never loads its skill',
+        "no refund: pydantic-ai's retry budget ends the run (UnexpectedModelBehavior) instead of looping",
+    )
+
+
 def test_a_skill_tool_called_before_any_load_never_runs() -> None:
     outcome = play([[call('convert', 'early', {'amount': 1, 'source': 'EUR', 'target': 'USD'})]])
 
@@ -307,6 +358,8 @@ def test_a_model_that_makes_every_mistake_once_still_finishes() -> None:
         [call('search_skills', 'm12', {'query': 'x' * 50_000, 'limit': -1})],
         [call('load_skil', 'm13', {'name': 'weather'})],
         [call('unload_skill', 'm14', {'name': 'weather'}), call('get_forecast', 'm15', {'city': 'Oslo'})],
+        [call('load_skill', 'm16', {'name': 'weather'}), call('get_alerts', 'm17', {'city': 'Oslo'})],
+        [call('get_alerts', 'm18', {'town': 'Oslo'})],
         [call('convert', 'ok', {'amount': 2, 'source': 'EUR', 'target': 'USD'})],
         [TextPart('finished despite everything')],
     ]
@@ -315,7 +368,7 @@ def test_a_model_that_makes_every_mistake_once_still_finishes() -> None:
 
     assert outcome.output == 'finished despite everything'
     assert outcome.reply('ok') == '2.16 USD'
-    assert outcome.tools_seen[-1] == ['convert', *META]
+    assert outcome.tools_seen[-1] == sorted(['convert', 'get_alerts', 'get_forecast', *META])
     case(
         AREA,
         f'one run making {sum(len(step) for step in steps) - 2} different mistakes, each once (default retries)',

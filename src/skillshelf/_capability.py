@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from pydantic_ai import RunContext, ToolReturn
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
-from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolCallPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
@@ -60,6 +60,7 @@ class Skills(AbstractCapability[AgentDepsT]):
     _catalog: str = field(init=False, repr=False, compare=False)
     _toolset: AbstractToolset[AgentDepsT] = field(init=False, repr=False, compare=False)
     _loaded: list[str] = field(default_factory=list[str], init=False, repr=False, compare=False)
+    _refunded: set[str] = field(default_factory=set[str], init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.id = self.id or DEFAULT_ID
@@ -152,11 +153,31 @@ class Skills(AbstractCapability[AgentDepsT]):
         clone = copy.copy(self)  # not dataclasses.replace(): that would rebuild the library and toolsets
         known = self.library.skills
         clone._loaded = [name for name in loaded_from_history(ctx.messages, self.capability_id) if name in known]
+        clone._refunded = set()
         return clone
 
     async def prepare_tools(self, ctx: RunContext[AgentDepsT], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
         """Hide the tools of skills that are not loaded; every other tool passes untouched."""
+        self._refund_early_calls(ctx, tool_defs)
         return [tool_def for tool_def in tool_defs if self._is_visible(tool_def)]
+
+    def _refund_early_calls(self, ctx: RunContext[AgentDepsT], tool_defs: list[ToolDefinition]) -> None:
+        """Give back, once per tool and run, the retry a loaded skill's tool was charged while it was hidden.
+
+        A tool called in the same response as its `load_skill` (or before it) is refused by pydantic-ai as
+        an unknown tool, and the refusal is charged to that tool's retry budget (1 by default) until the
+        tool succeeds. Without the refund, one honest argument mistake on the tool afterwards would end
+        the run. A model that keeps calling a tool without loading its skill is never refunded.
+        """
+        for tool_def in tool_defs:
+            tag = tag_of(tool_def, self.capability_id)
+            name = tool_def.name
+            if tag is None or tag.get('skill') not in self._loaded or name in self._refunded:
+                continue
+            charged = ctx.retries.get(name, 0)
+            if charged > 0 and _refused_as_unknown(ctx.messages, name):
+                ctx.retries[name] = charged - 1
+                self._refunded.add(name)
 
     def _is_visible(self, tool_def: ToolDefinition) -> bool:
         tag = tag_of(tool_def, self.capability_id)
@@ -214,6 +235,24 @@ class Skills(AbstractCapability[AgentDepsT]):
                 if isinstance(match, SkillMatch):
                     match.loaded = match.name in self._loaded
         return result  # pyright: ignore[reportUnknownVariableType]
+
+
+def _refused_as_unknown(messages: Sequence[ModelMessage], tool_name: str) -> bool:
+    """Whether this run (since its user prompt) answered a call of `tool_name` with the unknown-tool refusal."""
+    for message in reversed(messages):
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if (
+                isinstance(part, ToolReturnPart)
+                and part.tool_name == tool_name
+                and part.retry is not None
+                and part.retry.cause == 'unknown_tool'
+            ):
+                return True
+        if any(isinstance(part, UserPromptPart) for part in message.parts):
+            return False
+    return False
 
 
 def _records(result: Any, operation: str) -> bool:
