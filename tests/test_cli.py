@@ -201,6 +201,14 @@ def test_validate_fails_on_a_missing_or_empty_directory(tmp_path: Path) -> None:
     assert data['problems'] == [f'{tmp_path}: no skill folder (a folder holding a SKILL.md) was found']
 
 
+def test_validate_points_at_a_lower_case_skill_md(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'good', f'name: good\n{GOOD}')
+    (write_skill(tmp_path, 'demo', f'name: demo\n{GOOD}') / 'SKILL.md').rename(tmp_path / 'demo' / 'skill.md')
+    data = run_json('validate', tmp_path, code=1)
+    assert data['problems'] == [f'{tmp_path / "demo" / "skill.md"}: skillshelf reads only SKILL.md; rename the file']
+    assert [skill['name'] for skill in data['skills']] == ['good']
+
+
 def test_validate_accepts_a_skill_folder_itself() -> None:
     data = run_json('validate', SAMPLE_SKILLS / 'sql-review')
     assert [skill['name'] for skill in data['skills']] == ['sql-review']

@@ -101,9 +101,13 @@ def skill_folders(directory: Path) -> list[Path]:
         return [directory]
     if not directory.is_dir():
         return []
+    try:
+        children = list(directory.iterdir())
+    except OSError:
+        return []
     return sorted(
         child
-        for child in directory.iterdir()
+        for child in children
         if not child.name.startswith('.') and child.is_dir() and (child / SKILL_FILE).is_file()
     )
 
@@ -124,7 +128,9 @@ def lint_directories(
             problems.append(f'{directory}: the directory does not exist')
             continue
         folders = skill_folders(directory)
-        if not folders:
+        misnamed = _misnamed_skill_files(directory, folders)
+        problems.extend(f'{path}: skillshelf reads only {SKILL_FILE}; rename the file' for path in misnamed)
+        if not folders and not misnamed:
             problems.append(f'{directory}: no skill folder (a folder holding a {SKILL_FILE}) was found')
         found.extend(folders)
     advance = progress(len(found)) if progress is not None else None
@@ -144,6 +150,25 @@ def lint_directories(
             seen[report.name] = folder
         reports.append(report)
     return reports, problems
+
+
+def _misnamed_skill_files(directory: Path, folders: Sequence[Path]) -> list[Path]:
+    """`skill.md` files (any case but the right one) that other tools accept and skillshelf would not find."""
+    try:
+        children = sorted(child for child in directory.iterdir() if child.is_dir() and not child.name.startswith('.'))
+    except OSError:
+        children = []
+    candidates = [directory, *children]
+    misnamed: list[Path] = []
+    for folder in candidates:
+        if folder in folders or (folder == directory and folders):
+            continue
+        try:
+            names = sorted(path.name for path in folder.iterdir())
+        except OSError:
+            continue  # an unreadable folder holds nothing skillshelf could load either
+        misnamed.extend(folder / name for name in names if name.lower() == 'skill.md' and name != SKILL_FILE)
+    return misnamed
 
 
 def lint_folder(folder: Path) -> SkillReport:
