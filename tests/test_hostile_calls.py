@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
@@ -23,9 +25,10 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from reliability.ledger import case
+from reliability.ledger import case, example
 
 from skillshelf import Skills
+from skillshelf._history import loaded_from_history
 
 from skill_fixtures import currency, forecast_calls, weather
 
@@ -373,4 +376,81 @@ def test_a_model_that_makes_every_mistake_once_still_finishes() -> None:
         AREA,
         f'one run making {sum(len(step) for step in steps) - 2} different mistakes, each once (default retries)',
         f'the run finishes normally after {len(steps)} model responses',
+    )
+
+
+# --- property: any sequence of calls keeps the visible tools equal to the history's loaded skills -------------------
+
+SKILL_TOOLS = {'weather': ['get_alerts', 'get_forecast'], 'currency': ['convert']}
+NAMES = st.sampled_from(['weather', 'currency', 'wether', 'WEATHER', '', 'x' * 300, 'currency '])
+TOOL_CALLS: dict[str, dict[str, Any]] = {
+    'get_forecast': {'city': 'Oslo'},
+    'get_alerts': {'city': 'Oslo'},
+    'convert': {'amount': 1, 'source': 'EUR', 'target': 'USD'},
+}
+
+
+@st.composite
+def model_turns(draw: st.DrawFn) -> list[list[ModelResponsePart]]:
+    """Up to 8 responses of 1-3 calls: meta-tools with good and bad names, skill tools, and at most 2 malformed calls."""
+    turns: list[list[ModelResponsePart]] = []
+    malformed = 0
+    for turn in range(draw(st.integers(1, 8))):
+        parts: list[ModelResponsePart] = []
+        for index in range(draw(st.integers(1, 3))):
+            call_id = f't{turn}-{index}'
+            kind = draw(st.sampled_from(['load', 'load', 'unload', 'search', 'read', 'tool', 'tool', 'malformed']))
+            if kind == 'malformed' and malformed < 2:
+                malformed += 1
+                parts.append(call('load_skill', call_id, {'name': 7}))
+            elif kind in ('load', 'unload'):
+                parts.append(call(f'{kind}_skill', call_id, {'name': draw(NAMES)}))
+            elif kind == 'search':
+                parts.append(call('search_skills', call_id, {'query': draw(st.sampled_from(['', 'weather', 'rate']))}))
+            elif kind == 'read':
+                path = draw(st.sampled_from(['rates.md', '../x', '']))
+                parts.append(call('read_skill_resource', call_id, {'name': draw(NAMES), 'path': path}))
+            else:
+                tool = draw(st.sampled_from(sorted(TOOL_CALLS)))
+                parts.append(call(tool, call_id, TOOL_CALLS[tool]))
+        turns.append(parts)
+    return turns
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(turns=model_turns())
+def test_any_call_sequence_keeps_visible_tools_equal_to_the_loaded_skills_in_history(
+    turns: list[list[ModelResponsePart]],
+) -> None:
+    checked: list[tuple[list[str], list[str]]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        loaded = loaded_from_history(messages, 'skillshelf')
+        expected = sorted([*META, *(tool for name in loaded for tool in SKILL_TOOLS[name])])
+        checked.append((sorted(tool.name for tool in info.function_tools), expected))
+        step = len(checked) - 1
+        return ModelResponse(parts=turns[step] if step < len(turns) else [TextPart('done')])
+
+    agent = Agent(FunctionModel(respond), capabilities=[Skills(skills=[weather, currency])], retries=20)
+    result = agent.run_sync('go')
+
+    assert result.output == 'done'
+    for seen, expected in checked:
+        assert seen == expected
+    successes = sum(
+        1
+        for message in result.all_messages()
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.tool_name == 'get_forecast' and part.outcome == 'success'
+    )
+    assert len(forecast_calls) == successes, 'a hidden tool body ran'
+    forecast_calls.clear()
+    final = loaded_from_history(result.all_messages(), 'skillshelf')
+    example(
+        'call-sequences',
+        'Any sequence of 1-8 responses mixing load/unload/search/read with good and bad names, skill-tool calls '
+        '(hidden or not) and malformed arguments: the run finishes, the tools offered at every request are exactly '
+        "those of the skills loaded according to the history, and a hidden tool's body never runs",
+        f'finished with {len(final)} skill(s) loaded',
     )

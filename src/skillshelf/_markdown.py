@@ -6,6 +6,7 @@ with `name` and `description` required, then a markdown body of instructions.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -114,7 +115,7 @@ def _open_skill_file(skill_file: Path) -> tuple[BinaryIO, int]:
         folder = skill_file.parent.resolve()
         target = skill_file.resolve()
     except (OSError, RuntimeError) as error:
-        raise SkillFormatError(skill_file, f'cannot resolve the path ({_reason(error)})') from error
+        raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
     if not target.is_relative_to(folder):
         raise SkillFormatError(skill_file, f'the file is a symlink to {target}, outside its skill folder')
     try:
@@ -138,6 +139,8 @@ _O_NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
 
 
 def _reason(error: BaseException) -> str:
+    if isinstance(error, RuntimeError) or (isinstance(error, OSError) and error.errno == errno.ELOOP):
+        return 'a symlink loop'  # Python < 3.13 raises RuntimeError from resolve(), later versions ELOOP from open()
     if isinstance(error, OSError) and error.strerror:
         return error.strerror
     return str(error) or type(error).__name__

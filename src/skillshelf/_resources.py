@@ -9,6 +9,7 @@ blocking on a FIFO or device. Binary and oversized files get a message instead o
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import unicodedata
@@ -97,7 +98,7 @@ def read_folder_resource(folder: Path, requested: str) -> str:
     try:
         target = root.joinpath(*relative.parts).resolve()
     except (OSError, RuntimeError):
-        raise ResourceError(f'{shown(requested)} cannot be resolved (a symlink loop?)') from None
+        raise ResourceError(f'{shown(requested)} cannot be resolved (a symlink loop)') from None
     if not target.is_relative_to(root):
         raise ResourceError(f'{shown(requested)} points outside the skill folder')
     try:
@@ -105,6 +106,8 @@ def read_folder_resource(folder: Path, requested: str) -> str:
     except FileNotFoundError:
         raise ResourceError(f'no resource {shown(requested)}') from None
     except OSError as error:
+        if error.errno == errno.ELOOP:  # Python 3.13+ resolves a loop without raising; open() reports it
+            raise ResourceError(f'{shown(requested)} cannot be resolved (a symlink loop)') from None
         raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
     try:
         info = os.fstat(descriptor)
