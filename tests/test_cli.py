@@ -321,6 +321,16 @@ def test_search_returns_ranked_skills_with_scores() -> None:
     assert f'{top["score"]:.3f} ' + '█' * filled + '·' * (10 - filled) in result.stdout
 
 
+def test_search_and_catalog_mention_skipped_folders_on_stderr(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'good', f'name: good\n{GOOD}')
+    write_skill(tmp_path, 'broken', 'name: broken')
+    for args in (('search', 'format python', tmp_path), ('catalog', tmp_path)):
+        result = run(*args)
+        assert result.exit_code == 0
+        assert '1 skill folder was skipped' in result.stderr
+        assert 'skipped' not in run(*args, '--json').stderr
+
+
 def test_search_without_a_match_says_so() -> None:
     data = run_json('search', 'zzzqqq', SAMPLE_SKILLS)
     assert data['results'] == []

@@ -121,6 +121,13 @@ def _source(skill: Skill[Any], import_paths: Sequence[str] | None) -> str:
     return 'python'
 
 
+def _note_skipped(skipped: Sequence[SkippedSkill], as_json: bool) -> None:
+    """Say on standard error that some folders were left out, so a missing skill is never a mystery."""
+    if skipped and not as_json:
+        noun = 'folder was' if len(skipped) == 1 else 'folders were'
+        err().print(f'{len(skipped)} skill {noun} skipped; `skillshelf list` or `skillshelf validate` says why.')
+
+
 def _skipped_json(skipped: Sequence[SkippedSkill]) -> list[dict[str, str]]:
     return [{'path': str(item.path), 'problem': item.problem} for item in skipped]
 
@@ -354,6 +361,7 @@ def catalog(
     Also shows their size, and the size had every skill's instructions and tools been put in context at once.
     """
     capability = _capability(directories, skill, budget)
+    _note_skipped(capability.library.skipped, as_json)
     names = list(capability.library.skills)
     capture = replay(capability, [('load_skill', {'name': name}) for name in names])
     first = capture.requests[0]
@@ -426,6 +434,7 @@ def search(
 ) -> None:
     """Show what search_skills returns to the model for a query, with scores."""
     capability = _capability(directories, skill)
+    _note_skipped(capability.library.skipped, as_json)
     capture = replay(capability, [('search_skills', {'query': query, 'limit': limit})])
     result: Any = capture.returns[0].content if capture.returns else []
     matches = (
@@ -498,6 +507,7 @@ def eval_command(
     except EvalFileError as error:
         fail(str(error))
     library = _library(directories, skill)
+    _note_skipped(library.skipped, as_json)
     with _progress('Ranking queries', as_json) as progress:
         task = progress.add_task('eval', total=len(cases))
         report = evaluate(library, cases, advance=lambda: progress.advance(task), worst=worst)
