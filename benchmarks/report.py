@@ -33,6 +33,7 @@ All benchmarks read the data from a path argument (the public, licensed data set
 | `python benchmarks/semantic.py --data ../shared/bench` | the optional `[semantic]` extra: dense and hybrid (lexical + dense) ranking vs. lexical (needs the extra) |
 | `python benchmarks/scale.py --data ../shared/bench --sizes 2651,100000` | discovery, cold/warm index build with the on-disk cache, search latency and memory for large folder libraries |
 | `python benchmarks/context_cost.py --data ../shared/bench` | what the model receives per request (real `Agent` + scripted `FunctionModel`) and construct+run time |
+| `python benchmarks/ablation.py --data ../shared/bench` | the engine with one part changed at a time (stemming, CJK pairs vs. words vs. jieba, body, headline index) |
 | `python benchmarks/tune.py --data ../shared/bench "body_chars=2000,5000"` | sweep ranking settings on the dev files (how the defaults were chosen) |
 | `python benchmarks/report.py` | regenerate this file from the results |
 
@@ -101,6 +102,20 @@ def semantic_section(payload: dict[str, Any]) -> list[str]:
     return lines
 
 
+def ablation_section(payload: dict[str, Any]) -> list[str]:
+    from ablation import table
+
+    return [
+        '## Method comparison: what each part of the lexical engine is worth',
+        '',
+        _machine(payload),
+        'One change at a time against the shipped engine, same dev queries (MetaTool: the same 3,000-query sample).',
+        '',
+        table(payload['rows'], payload['datasets']),
+        '',
+    ]
+
+
 def scale_section(payload: dict[str, Any]) -> list[str]:
     from scale import table
 
@@ -137,6 +152,7 @@ def write_readme() -> Path:
     parts = [INTRO]
     for name, section in (
         ('discovery', discovery_section),
+        ('ablation', ablation_section),
         ('semantic', semantic_section),
         ('scale', scale_section),
         ('context_cost', context_section),

@@ -35,7 +35,7 @@ __all__ = ('CACHE_MIN_SKILLS', 'build_skill_index', 'cache_directory')
 
 CACHE_MIN_SKILLS = 200
 """Smaller libraries index in well under a tenth of a second; caching them would only litter the disk."""
-_FORMAT = 1
+_FORMAT = 2
 """Bump when the tokeniser or the index layout changes, so old cache files are not reused."""
 _OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
 
@@ -61,15 +61,17 @@ def build_skill_index(skills: Iterable[Skill[Any]], config: RankingConfig | None
         cached = _load(path, config)
         if cached is not None and cached.names == [skill.name for skill in skills]:
             return cached
-    index = SkillIndex([_document(skill) for skill in skills], config)
+    body_chars = config.body_limit(len(skills))
+    index = SkillIndex([_document(skill, body_chars) for skill in skills], config)
     if path is not None:
         _save(path, index)
     return index
 
 
-def _document(skill: Skill[Any]) -> SearchDocument:
+def _document(skill: Skill[Any], body_chars: int) -> SearchDocument:
+    """The skill's searchable text; only the indexed start of the body is kept, so memory stays bounded."""
     try:
-        body = skill.load_instructions()
+        body = skill.load_instructions()[:body_chars] if body_chars > 0 else ''
     except (SkillFormatError, OSError):
         body = ''
     return SearchDocument(skill.name, skill.description, skill.keywords, body)
@@ -82,9 +84,10 @@ def _cache_key(skills: list[Skill[Any]], config: RankingConfig) -> str:
         if skill.folder is None:
             digest.update(hashlib.sha256(skill.load_instructions().encode()).digest())
             continue
+        path = os.path.abspath(skill.folder / SKILL_FILE)
         try:
-            info = (skill.folder / SKILL_FILE).stat()
-            digest.update(f'{skill.folder.resolve()}\0{info.st_size}\0{info.st_mtime_ns}'.encode())
+            info = os.stat(path)
+            digest.update(f'{path}\0{info.st_size}\0{info.st_mtime_ns}'.encode())
         except OSError:
             digest.update(b'unreadable')
     return digest.hexdigest()[:32]

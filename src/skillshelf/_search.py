@@ -63,11 +63,18 @@ class RankingConfig:
     keywords_repeat: int = 2
     body_chars: int = 5000
     """Only the start of the body is indexed: it says what the skill is for; the rest is procedure."""
+    body_budget: int = 20_000_000
+    """Body characters indexed across the whole library; past 4,000 skills each body's share shrinks, so a
+    100k-skill library still indexes in seconds (names, descriptions and keywords are always indexed whole)."""
     head_weight: float = 0.5
     """Weight of the headline index (name, description, keywords), next to the whole-skill index's 1."""
     k1: float = 1.2
     b: float = 0.75
     threshold: float = DEFAULT_THRESHOLD
+
+    def body_limit(self, skills: int) -> int:
+        """How many characters of each body are indexed in a library of `skills` skills."""
+        return min(self.body_chars, self.body_budget // max(skills, 1))
 
 
 class SkillIndex:
@@ -79,9 +86,10 @@ class SkillIndex:
         vocabulary = _Vocabulary()
         whole: list[list[int]] = []
         head: list[list[int]] = []
+        body_chars = self.config.body_limit(len(documents))
         for document in documents:
             name, description, keywords, body = (
-                vocabulary.ids(terms) for terms in _document_terms(document, self.config.body_chars)
+                vocabulary.ids(terms) for terms in _document_terms(document, body_chars)
             )
             head.append(name * 2 + description + keywords)
             whole.append(

@@ -1,0 +1,122 @@
+"""Ablation: what each part of the lexical engine is worth, and the alternatives that lost.
+
+    python benchmarks/ablation.py --data ../shared/bench
+
+Scores skillshelf's engine with one piece changed at a time (stemming off, CJK character pairs replaced by
+whole runs or by jieba word segmentation, no body, no headline index, no field repetition, longer body)
+on the dev files. Tokeniser variants swap functions inside `skillshelf._tokenize` for the run, so the
+rest of the engine is exactly the shipped one. jieba is measured only when `rjieba` is installed.
+Writes `benchmarks/results/ablation.json` and regenerates `benchmarks/README.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import Dataset, Method, Skillshelf, bfcl_set, fmt, machine, markdown_table, metatool_set, trigger_sets
+from _common import write_json as save
+from discovery import evaluate
+
+import skillshelf._tokenize as tokenizer
+from skillshelf._search import RankingConfig
+
+
+@contextmanager
+def patched(name: str, value: Any) -> Iterator[None]:
+    original = getattr(tokenizer, name)
+    setattr(tokenizer, name, value)
+    tokenizer._TERMS.clear()  # pyright: ignore[reportPrivateUsage]
+    try:
+        yield
+    finally:
+        setattr(tokenizer, name, original)
+        tokenizer._TERMS.clear()  # pyright: ignore[reportPrivateUsage]
+
+
+@contextmanager
+def unchanged() -> Iterator[None]:
+    yield
+
+
+def _jieba_terms() -> Callable[[str], list[str]] | None:
+    try:
+        import rjieba  # pyright: ignore[reportMissingImports]
+    except ImportError:
+        return None
+    cut: Any = rjieba.cut  # pyright: ignore[reportUnknownMemberType]
+
+    def terms(run: str) -> list[str]:
+        if '\u3400' <= run[0] <= '\u9fff':
+            return [word for word in cut(run) if word.strip()]
+        return [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+
+    return terms
+
+
+def variants() -> list[tuple[str, Callable[[], Any], RankingConfig]]:
+    default = RankingConfig()
+    rows: list[tuple[str, Callable[[], Any], RankingConfig]] = [
+        ('shipped engine', unchanged, default),
+        ('no stemming', lambda: patched('_stem_word', lambda word: word), default),
+        ('CJK runs as whole words', lambda: patched('_cjk_terms', lambda run: [run]), default),
+        ('no body', unchanged, RankingConfig(body_chars=0)),
+        ('no headline index', unchanged, RankingConfig(head_weight=0)),
+        ('no field repetition', unchanged, RankingConfig(name_repeat=1, description_repeat=1, keywords_repeat=1)),
+        ('body up to 20,000 chars', unchanged, RankingConfig(body_chars=20_000)),
+    ]
+    jieba = _jieba_terms()
+    if jieba is not None:
+        rows.insert(3, ('CJK by jieba words (rjieba)', lambda: patched('_cjk_terms', jieba), default))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--data', type=Path, required=True)
+    parser.add_argument('--no-readme', action='store_true')
+    args = parser.parse_args()
+    datasets: list[Dataset] = [*trigger_sets(args.data), metatool_set(args.data), bfcl_set(args.data)]
+    rows: list[dict[str, Any]] = []
+    for label, context, config in variants():
+        row: dict[str, Any] = {'variant': label}
+        with context():
+            for dataset in datasets:
+                method = Method(label, label, lambda docs, c=config: Skillshelf(docs, c), config.threshold)
+                result = evaluate(dataset, method)
+                row[dataset.name] = {key: result[key] for key in ('p@1', 'mrr@10', 'build_seconds')}
+                if 'by_lang' in result and dataset.name == 'trigger':
+                    row['trigger_zh_p@1'] = result['by_lang'].get('zh', {}).get('p@1', float('nan'))
+        rows.append(row)
+        print(table([row], [d.name for d in datasets]), flush=True)
+    path = save('ablation', {'machine': machine(), 'datasets': [d.name for d in datasets], 'rows': rows})
+    print(table(rows, [d.name for d in datasets]))
+    print(f'wrote {path}')
+    if not args.no_readme:
+        from report import write_readme
+
+        print(f'wrote {write_readme()}')
+
+
+def table(rows: list[dict[str, Any]], datasets: list[str]) -> str:
+    header = ['variant', *[f'{d} P@1 / MRR@10' for d in datasets], 'trigger zh P@1', 'trigger build s']
+    body = [
+        [
+            r['variant'],
+            *[f'{fmt(r[d]["p@1"])} / {fmt(r[d]["mrr@10"])}' for d in datasets],
+            fmt(r.get('trigger_zh_p@1', float('nan'))),
+            fmt(r['trigger']['build_seconds'], 2),
+        ]
+        for r in rows
+    ]
+    return markdown_table(header, body)
+
+
+if __name__ == '__main__':
+    main()
