@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -340,4 +341,77 @@ def test_a_new_folder_that_clashes_with_a_python_skill_keeps_the_previous_librar
         AREA,
         'a folder added between runs that clashes with a Python skill',
         'a SkillWarning explains the clash; the previous library stays in use',
+    )
+
+
+def test_runs_in_many_threads_on_one_agent_keep_their_own_skills() -> None:
+    threads_count = 24
+    observed = Observed()
+    lock = threading.Lock()
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        run = prompt_of(messages)
+        tools = sorted(tool.name for tool in info.function_tools)
+        with lock:
+            observed.tools.setdefault(run, []).append(tools)
+            step = len(observed.tools[run])
+        if step == 1:
+            return ModelResponse(
+                parts=[ToolCallPart('load_skill', {'name': f'skill-{index}'}) for index in subset(run)]
+            )
+        return ModelResponse(parts=[TextPart(','.join(tools))])
+
+    agent = Agent(FunctionModel(respond), capabilities=[Skills(skills=make_skills())])
+    barrier = threading.Barrier(threads_count, timeout=60)
+    outputs: dict[int, str] = {}
+
+    def worker(run: int) -> None:
+        barrier.wait()  # start together so the runs overlap
+        outputs[run] = agent.run_sync(f'run-{run}').output
+
+    threads = [threading.Thread(target=worker, args=(run,)) for run in range(threads_count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    for run in range(threads_count):
+        assert observed.tools[run] == [META, expected_tools(subset(run))], run
+        assert outputs[run] == ','.join(expected_tools(subset(run)))
+    case(
+        AREA,
+        f'{threads_count} runs in parallel threads (run_sync) on one Agent',
+        'every run saw exactly its own tools; no shared state between threads',
+    )
+
+
+async def test_a_library_changing_under_concurrent_runs_never_changes_a_runs_catalog(tmp_path: Path) -> None:
+    library = tmp_path / 'lib'
+    write_skill(library, 'alpha', 'Alpha.')
+    capability = Skills(library)
+    catalogs: dict[int, list[str | None]] = {}
+    runs = 40
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        run = prompt_of(messages)
+        catalogs.setdefault(run, []).append(info.instructions)
+        await asyncio.sleep(0)
+        if len(catalogs[run]) == 1:
+            if run % 10 == 0:  # some runs change the library while the others are mid-run
+                write_skill(library, f'added-{run}', f'Added by run {run}.')
+            return ModelResponse(parts=[ToolCallPart('search_skills', {'query': 'added'})])
+        return ModelResponse(parts=[TextPart('done')])
+
+    agent = Agent(FunctionModel(respond), capabilities=[capability])
+    first = await asyncio.gather(*(agent.run(f'run-{run}') for run in range(runs)))
+    later = await agent.run(f'run-{runs}')
+
+    assert all(result.output == 'done' for result in [*first, later])
+    for run, seen in catalogs.items():
+        assert len(set(seen)) == 1, f'run {run} saw its catalog change'
+    assert all(f'- added-{run}: ' in (catalogs[runs][0] or '') for run in range(0, runs, 10))
+    case(
+        AREA,
+        f'skill folders added while {runs} concurrent runs are in flight',
+        'no run saw its catalog change mid-run; the next run lists every added skill',
     )
