@@ -31,12 +31,14 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from skills_ref.validator import validate as reference_validate
 
 from skillshelf import Skill
 from skillshelf._lint import SPEC_RULES, lint_folder
 
 from conftest import SAMPLE_SKILLS
+
+# skills-ref, the reference validator, supports Python 3.11+ only; everywhere else it is installed by `.[dev]`.
+reference_validate = pytest.importorskip('skills_ref.validator', reason='skills-ref needs Python 3.11+').validate
 
 CORPUS = Path(__file__).resolve().parents[2] / 'shared' / 'bench' / 'skills_corpus.jsonl'
 
@@ -201,9 +203,13 @@ def test_every_spec_rule_is_exercised() -> None:
 _NAME_ALPHABET = string.ascii_lowercase + string.digits + '--' + 'AZ_. é' + 'ﬁ'
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
-    name=st.text(_NAME_ALPHABET, min_size=1, max_size=70),
+    # skills-ref splits the file on any '---' substring (`content.split('---', 2)`), so a value holding '---'
+    # breaks its frontmatter; the format (and skillshelf) only treat whole `---` lines as delimiters.
+    name=st.text(_NAME_ALPHABET, min_size=1, max_size=70).filter(lambda name: '---' not in name),
     folder_matches=st.booleans(),
     description_length=st.sampled_from([1, 30, 1023, 1024, 1025, 1500]),
     compatibility_length=st.sampled_from([None, 10, 500, 501]),
