@@ -24,7 +24,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
 from skillshelf import ResourceError, Skill, SkillLibrary, Skills, SkillWarning
-from skillshelf._resources import MAX_PATH_CHARACTERS, MAX_RESOURCE_BYTES
+from skillshelf._resources import MAX_LISTED_RESOURCES, MAX_PATH_CHARACTERS, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH
 
 AREA = 'Resource reads'
 SECRET = 'TOP-SECRET-4242'
@@ -351,3 +351,43 @@ def shared_library() -> Iterator[tuple[Skill[Any], dict[str, str]]]:
             for path in ['notes.md', 'sub/deep.md', 'SKILL.md']
         }
         yield skill, inside
+
+
+def test_a_skill_folder_nested_1100_levels_deep_loads_without_exhausting_the_stack(tmp_path: Path) -> None:
+    folder = tmp_path / 'lib' / 'demo'
+    folder.mkdir(parents=True)
+    (folder / 'SKILL.md').write_text('---\nname: demo\ndescription: Deep.\n---\nBody.\n', 'utf-8')
+    (folder / 'top.md').write_text('top', 'utf-8')
+    deep = folder
+    for _ in range(1100):  # os.walk recursed once per level and raised RecursionError
+        deep = deep / 'd'
+        deep.mkdir()
+    (deep / 'bottom.md').write_text('bottom', 'utf-8')
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('load_skill', {'name': 'demo'})])
+        return ModelResponse(parts=[TextPart('done')])
+
+    result = Agent(FunctionModel(respond), capabilities=[Skills(tmp_path / 'lib')]).run_sync('go')
+
+    assert result.output == 'done'
+    assert Skill.from_folder(folder).list_resources() == ['top.md']
+    case(
+        AREA,
+        'a skill folder nested 1,100 levels deep (crashed the run with RecursionError)',
+        f'loads; listing stops at {MAX_RESOURCE_DEPTH} levels: top.md',
+    )
+
+
+def test_a_skill_folder_with_thousands_of_files_lists_a_bounded_number(tmp_path: Path) -> None:
+    folder = tmp_path / 'demo'
+    folder.mkdir()
+    (folder / 'SKILL.md').write_text('---\nname: demo\ndescription: Wide.\n---\n', 'utf-8')
+    for index in range(2000):
+        (folder / f'f{index:04}.md').write_text('x', 'utf-8')
+
+    listed = Skill.from_folder(folder).list_resources()
+
+    assert listed == [f'f{index:04}.md' for index in range(MAX_LISTED_RESOURCES)]
+    case(AREA, 'a skill folder with 2,000 files', f'lists the first {MAX_LISTED_RESOURCES} in sorted order')

@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 import unicodedata
+from itertools import islice
 from pathlib import Path, PurePosixPath
 
 from ._markdown import SKILL_FILE
@@ -21,6 +22,10 @@ MAX_RESOURCE_BYTES = 256 * 1024
 """A resource larger than this is described, not returned: it would flood the model's context."""
 MAX_LISTED_RESOURCES = 200
 """At most this many resources are listed for one skill, so a huge folder cannot flood `load_skill`."""
+MAX_RESOURCE_DEPTH = 16
+"""Sub-folders nested deeper than this inside a skill are not listed (their files can still be read)."""
+MAX_SCANNED_ENTRIES = 20_000
+"""At most this many directory entries are looked at to list one skill's resources."""
 MAX_PATH_CHARACTERS = 1024
 """A requested path longer than this is refused without touching the file system."""
 _SHOWN_CHARACTERS = 80
@@ -64,26 +69,44 @@ def skill_root(folder: Path) -> Path:
 def list_folder_resources(folder: Path) -> list[str]:
     """Relative POSIX paths of the regular files under `folder`, sorted, excluding `SKILL.md` and hidden files.
 
-    Symlinks are followed only when they stay inside the folder, and directory loops are never entered.
-    A folder that vanished or moved outside its library lists nothing.
+    Symlinks are followed only when they stay inside the folder, and symlinked directories are never
+    entered. The walk is iterative and bounded (`MAX_RESOURCE_DEPTH` levels, `MAX_SCANNED_ENTRIES`
+    entries), so a deep or huge folder cannot exhaust the stack or stall `load_skill`. A folder that
+    vanished or moved outside its library lists nothing.
     """
     try:
         root = skill_root(folder)
     except ResourceError:
         return []
     found: list[str] = []
-    for directory, subdirectories, files in os.walk(root, followlinks=False):
-        subdirectories[:] = sorted(name for name in subdirectories if not name.startswith('.'))
-        for name in sorted(files):
-            if name.startswith('.'):
+    scanned = 0
+    pending: list[tuple[Path, int]] = [(root, 0)]
+    while pending:
+        directory, depth = pending.pop()
+        try:
+            with os.scandir(directory) as scan:
+                entries = sorted(islice(scan, MAX_SCANNED_ENTRIES - scanned + 1), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        subdirectories: list[Path] = []
+        for entry in entries:
+            scanned += 1
+            if scanned > MAX_SCANNED_ENTRIES:
+                return found
+            if entry.name.startswith('.'):
                 continue
-            path = Path(directory, name)
+            path = Path(entry.path)
+            if _is_real_directory(entry):
+                if depth < MAX_RESOURCE_DEPTH:
+                    subdirectories.append(path)
+                continue
             relative = path.relative_to(root).as_posix()
             if relative == SKILL_FILE or not _is_inside(path, root) or not _is_regular(path):
                 continue
             found.append(relative)
             if len(found) >= MAX_LISTED_RESOURCES:
                 return found
+        pending.extend((subdirectory, depth + 1) for subdirectory in reversed(subdirectories))
     return found
 
 
@@ -185,6 +208,13 @@ def _is_inside(path: Path, root: Path) -> bool:
     try:
         return path.resolve().is_relative_to(root)
     except (OSError, RuntimeError):
+        return False
+
+
+def _is_real_directory(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
         return False
 
 
