@@ -99,6 +99,22 @@ def semantic_section(payload: dict[str, Any]) -> list[str]:
     lines += [payload.get('note', ''), '']
     for dataset in payload['datasets'].values():
         lines += [f'### {dataset["title"]}', '', table(dataset['methods']), '']
+    sweep = payload.get('threshold_sweep', {})
+    if sweep:
+        lines += [
+            '### Hybrid (w = 0.5) threshold sweep: P@1 kept vs. negatives ranked first / no-answer abstention',
+            '',
+        ]
+        thresholds = [row['threshold'] for row in next(iter(sweep.values()))]
+        header = ['threshold']
+        columns: list[tuple[str, str]] = []
+        for name, rows in sweep.items():
+            for key in ('p@1', 'negatives_false_first', 'unanswerable_abstained'):
+                if key in rows[0]:
+                    columns.append((name, key))
+                    header.append(f'{name} {key.split("_")[0] if key != "p@1" else "P@1"}')
+        body = [[fmt(t, 2), *[fmt(sweep[name][i][key]) for name, key in columns]] for i, t in enumerate(thresholds)]
+        lines += [markdown_table(header, body), '']
     return lines
 
 
@@ -148,8 +164,62 @@ def context_section(payload: dict[str, Any]) -> list[str]:
     ]
 
 
+def _method(payload: dict[str, Any] | None, dataset: str, method: str = 'skillshelf') -> dict[str, Any]:
+    if payload is None or dataset not in payload['datasets']:
+        return {}
+    return next((m for m in payload['datasets'][dataset]['methods'] if m['method'] == method), {})
+
+
+def targets_section() -> list[str]:
+    """Each target of issue 3 next to the latest measured figure (`–` where the benchmark has not run)."""
+    discovery, scale, context = _load('discovery'), _load('scale'), _load('context_cost')
+    trigger, pooled = _method(discovery, 'trigger'), _method(discovery, 'trigger_pooled')
+    metatool, bfcl = _method(discovery, 'metatool'), _method(discovery, 'bfcl')
+    nan = float('nan')
+    langs = trigger.get('by_lang', {})
+    worst = min((v['p@1'] for v in langs.values() if v['n'] >= 20), default=nan)
+    rows_by_size = {r['size']: r for r in (scale or {}).get('rows', [])}
+    small, large = rows_by_size.get(2651, {}), rows_by_size.get(100000, {})
+    cost = {r['size']: r for r in (context or {}).get('rows', [])}.get(2651, {})
+    checks: list[tuple[str, float, str, bool | None]] = [
+        ('298-skill trigger set P@1', trigger.get('p@1', nan), '≥ 0.85', None),
+        ('298-skill trigger set MRR@10', trigger.get('mrr@10', nan), '≥ 0.90', None),
+        ('pooled 2,651-skill library P@1', pooled.get('p@1', nan), '≥ 0.75', None),
+        ('MetaTool P@1 (lexical default)', metatool.get('p@1', nan), '≥ 0.70', None),
+        ('BFCL pool P@1 (same name)', bfcl.get('p@1', nan), '≥ 0.45', None),
+        ('BFCL pool P@1 (exact definition)', bfcl.get('p@1_strict', nan), '≥ 0.45', None),
+        ('Chinese trigger queries P@1', langs.get('zh', {}).get('p@1', nan), '≥ 0.70', None),
+        ('worst language with n ≥ 20, P@1', worst, '≥ 0.60', None),
+        ("negatives' skill ranked first", trigger.get('negatives_false_first', nan), '≤ 0.08', False),
+        ('BFCL no-answer queries abstained', bfcl.get('unanswerable_abstained', nan), '≥ 0.50', None),
+        ('search p50 at 2,651 skills (ms)', small.get('latency_p50_ms', nan), '≤ 1', False),
+        ('search p50 at 100k skills (ms)', large.get('latency_p50_ms', nan), '≤ 10', False),
+        ('2,651 folders discovered + indexed, cold (s)', small.get('cold_total_s', nan), '≤ 0.5', False),
+        ('100k folders discovered + indexed, cold (s)', large.get('cold_total_s', nan), '≤ 20', False),
+        ('warm index / cold index at 2,651', small.get('warm_over_cold_index', nan), '≤ 0.10', False),
+        ('warm start / cold start at 2,651 (incl. discovery)', small.get('warm_over_cold_total', nan), '≤ 0.10', False),
+        ('first request at 2,651 skills (chars)', cost.get('first_request_chars', nan), '≤ 6000', False),
+        ('construct + 2-request run at 2,651 skills, cold (s)', cost.get('construct_run_cold_s', nan), '≤ 0.5', False),
+    ]
+    rows: list[list[str]] = []
+    for label, value, target, higher in checks:
+        bound = float(target.split()[-1])
+        if value != value:
+            verdict = '–'
+        else:
+            met = value <= bound if higher is False else value >= bound
+            verdict = 'met' if met else 'missed'
+        rows.append([label, fmt(value, 3), target, verdict])
+    return [
+        '## Issue 3 targets against the latest run',
+        '',
+        markdown_table(['target', 'measured', 'goal', ''], rows),
+        '',
+    ]
+
+
 def write_readme() -> Path:
-    parts = [INTRO]
+    parts = [INTRO, '\n'.join(targets_section())]
     for name, section in (
         ('discovery', discovery_section),
         ('ablation', ablation_section),

@@ -107,6 +107,16 @@ def test_only_the_body_start_is_indexed() -> None:
     assert names(SkillIndex(documents, RankingConfig(body_chars=5000)), 'needle') == ['a']
 
 
+def test_a_body_budget_shares_body_characters_across_a_large_library() -> None:
+    config = RankingConfig(body_chars=5000, body_budget=100)
+    assert config.body_limit(2) == 50
+    assert config.body_limit(1000) == 0
+    documents = [SearchDocument('a', 'first', body='x ' * 40 + 'needle'), SearchDocument('b', 'second')]
+    assert names(SkillIndex(documents, config), 'needle') == []
+    assert names(SkillIndex(documents, RankingConfig(body_budget=1000)), 'needle') == ['a']
+    assert names(SkillIndex(documents, config), 'first') == ['a']
+
+
 # --------------------------------------------------------------------------------------- scores and limits
 
 
