@@ -369,10 +369,17 @@ def test_a_skill_folder_nested_1100_levels_deep_loads_without_exhausting_the_sta
             return ModelResponse(parts=[ToolCallPart('load_skill', {'name': 'demo'})])
         return ModelResponse(parts=[TextPart('done')])
 
-    result = Agent(FunctionModel(respond), capabilities=[Skills(tmp_path / 'lib')]).run_sync('go')
+    try:
+        result = Agent(FunctionModel(respond), capabilities=[Skills(tmp_path / 'lib')]).run_sync('go')
+        listed = Skill.from_folder(folder).list_resources()
+    finally:  # remove bottom-up: pytest's recursive temp-dir cleanup would hit the recursion limit too
+        (deep / 'bottom.md').unlink()
+        while deep != folder:
+            deep.rmdir()
+            deep = deep.parent
 
     assert result.output == 'done'
-    assert Skill.from_folder(folder).list_resources() == ['top.md']
+    assert listed == ['top.md']
     case(
         AREA,
         'a skill folder nested 1,100 levels deep (crashed the run with RecursionError)',
