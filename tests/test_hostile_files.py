@@ -442,6 +442,27 @@ def test_a_missing_library_directory_is_reported_not_raised(tmp_path: Path) -> N
     )
 
 
+def test_a_library_path_that_is_a_file_is_reported(tmp_path: Path) -> None:
+    (tmp_path / 'skills').write_text('not a folder', encoding='utf-8')
+
+    _, warned = build(tmp_path / 'skills')
+
+    assert warned == [f'skipped {tmp_path / "skills"}: it is not a directory']
+    case(AREA, 'a library path that is a file', 'warning (error with strict=True): it is not a directory')
+
+
+def test_a_folder_name_that_is_not_utf8_is_skipped_with_a_readable_warning(tmp_path: Path) -> None:
+    write(tmp_path, os.fsdecode(b'caf\xe9'), valid('caf'))
+
+    library, warned = build(tmp_path)
+
+    assert library.skills == {}
+    [skipped] = library.skipped
+    assert "does not match its folder 'caf\\udce9'" in skipped.problem
+    assert len(warned) == 1
+    case(AREA, 'a skill folder whose name is not valid UTF-8', f'skipped: {skipped.problem}')
+
+
 def test_discovering_the_current_directory_as_a_skill_uses_its_real_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

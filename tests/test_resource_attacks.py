@@ -398,3 +398,33 @@ def test_a_skill_folder_with_thousands_of_files_lists_a_bounded_number(tmp_path:
 
     assert listed == [f'f{index:04}.md' for index in range(MAX_LISTED_RESOURCES)]
     case(AREA, 'a skill folder with 2,000 files', f'lists the first {MAX_LISTED_RESOURCES} in sorted order')
+
+
+def test_file_names_that_are_not_utf8_never_reach_the_model(tmp_path: Path) -> None:
+    folder = tmp_path / 'lib' / 'demo'
+    folder.mkdir(parents=True)
+    (folder / 'SKILL.md').write_text('---\nname: demo\ndescription: Names.\n---\nBody.\n', 'utf-8')
+    (folder / 'ok.md').write_text('ok', 'utf-8')
+    (folder / os.fsdecode(b'caf\xe9.md')).write_text('latin-1 name', 'utf-8')
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart('load_skill', {'name': 'demo'})])
+        return ModelResponse(parts=[TextPart('done')])
+
+    result = Agent(FunctionModel(respond), capabilities=[Skills(tmp_path / 'lib')]).run_sync('go')
+
+    [loaded] = [
+        part.model_response_str()
+        for message in result.all_messages()
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    ]
+    loaded.encode('utf-8')  # a lone surrogate here would make every provider request fail to encode
+    assert 'Files (read with `read_skill_resource`): ok.md.' in loaded
+    case(
+        AREA,
+        'a resource whose file name is not valid UTF-8',
+        'left out of the listing, so no undecodable text reaches the model request',
+    )

@@ -50,7 +50,8 @@ def discover(directory: Path) -> Discovery:
         found.skipped.append(SkippedSkill(directory, f'cannot open the directory ({error.strerror or error})'))
         return found
     if not is_directory:
-        found.skipped.append(SkippedSkill(directory, 'the directory does not exist'))
+        problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
+        found.skipped.append(SkippedSkill(directory, problem))
         return found
     if _has_skill_file(directory):
         _read_into(found, directory, check_containment=False)

@@ -67,7 +67,8 @@ def skill_root(folder: Path) -> Path:
 
 
 def list_folder_resources(folder: Path) -> list[str]:
-    """Relative POSIX paths of the regular files under `folder`, sorted, excluding `SKILL.md` and hidden files.
+    """Relative POSIX paths of the regular files under `folder`, sorted, excluding `SKILL.md`, hidden files and
+    names that are not valid UTF-8.
 
     Symlinks are followed only when they stay inside the folder, and symlinked directories are never
     entered. The walk is iterative and bounded (`MAX_RESOURCE_DEPTH` levels, `MAX_SCANNED_ENTRIES`
@@ -101,7 +102,9 @@ def list_folder_resources(folder: Path) -> list[str]:
                     subdirectories.append(path)
                 continue
             relative = path.relative_to(root).as_posix()
-            if relative == SKILL_FILE or not _is_inside(path, root) or not _is_regular(path):
+            if relative == SKILL_FILE or not _is_text_name(relative) or not _is_inside(path, root):
+                continue
+            if not _is_regular(path):
                 continue
             found.append(relative)
             if len(found) >= MAX_LISTED_RESOURCES:
@@ -209,6 +212,15 @@ def _is_inside(path: Path, root: Path) -> bool:
         return path.resolve().is_relative_to(root)
     except (OSError, RuntimeError):
         return False
+
+
+def _is_text_name(relative: str) -> bool:
+    """Whether a file name is valid Unicode: undecodable bytes (surrogates) would break the model request."""
+    try:
+        relative.encode('utf-8')
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_real_directory(entry: os.DirEntry[str]) -> bool:

@@ -81,5 +81,6 @@ def _clean(text: str, root: Path | str | None) -> str:
     if root is not None:
         text = text.replace(str(root), '<lib>')
     text = _TEMP.sub('<tmp>', text)
+    text = text.encode('utf-8', errors='backslashreplace').decode('utf-8')  # lone surrogates from odd file names
     text = ' '.join(text.split())
     return text if len(text) <= 220 else text[:219] + '…'
