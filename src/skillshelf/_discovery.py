@@ -110,10 +110,11 @@ Fingerprint = tuple[object, ...]
 
 
 def fingerprint(directories: Sequence[Path]) -> Fingerprint:
-    """A cheap signature of what discovery would read from `directories` (a few `stat` calls per skill).
+    """A cheap signature of what discovery would read from `directories`: one `stat` per entry.
 
-    It changes when a skill folder is added, removed or renamed, or a `SKILL.md` is edited, so a
-    library can tell that it should be read again without reading any file.
+    It changes when a skill folder is added, removed or renamed (the directory listing), or a
+    `SKILL.md` appears, disappears or is edited (its mtime, size and inode), so a library can tell
+    that it should be read again without reading any file.
     """
     parts: list[object] = []
     for directory in directories:
@@ -125,7 +126,7 @@ def fingerprint(directories: Sequence[Path]) -> Fingerprint:
             names = sorted(name for name in os.listdir(directory) if not name.startswith('.'))
         except (OSError, ValueError):
             continue
-        parts.extend((name, _stat_key(directory / name), _stat_key(directory / name / SKILL_FILE)) for name in names)
+        parts.extend((name, _stat_key(directory / name / SKILL_FILE)) for name in names)
     return tuple(parts)
 
 
