@@ -428,3 +428,77 @@ def test_file_names_that_are_not_utf8_never_reach_the_model(tmp_path: Path) -> N
         'a resource whose file name is not valid UTF-8',
         'left out of the listing, so no undecodable text reaches the model request',
     )
+
+
+@st.composite
+def skill_trees(draw: st.DrawFn) -> list[tuple[str, str, str]]:
+    """Entries (kind, relative path, target) for a skill folder: files, hidden files, sub-folders and symlinks
+    pointing inside, outside, to folders, to nothing and to themselves."""
+    names = st.sampled_from(['a.md', 'b.txt', '.hidden', 'sub', 'deep', 'x.md', 'link', 'dir-link'])
+    entries: list[tuple[str, str, str]] = []
+    for _ in range(draw(st.integers(1, 10))):
+        parent = draw(st.sampled_from(['', 'sub/', 'sub/deep/']))
+        kind = draw(st.sampled_from(['file', 'file', 'dir', 'link-in', 'link-out', 'link-dir-out', 'dangling', 'loop']))
+        entries.append((kind, parent + draw(names), draw(st.sampled_from(['a.md', 'sub/x.md', 'sub']))))
+    return entries
+
+
+@settings(
+    derandomize=True, database=None, deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(entries=skill_trees())
+def test_every_listed_resource_is_inside_and_every_inside_file_is_listed(entries: list[tuple[str, str, str]]) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        base = Path(directory)
+        (base / 'outside').mkdir()
+        (base / 'outside' / 'secret.md').write_text(SECRET, 'utf-8')
+        folder = base / 'lib' / 'demo'
+        folder.mkdir(parents=True)
+        (folder / 'SKILL.md').write_text('---\nname: demo\ndescription: Tree.\n---\n', 'utf-8')
+        for kind, relative, target in entries:
+            path = folder / relative
+            if os.path.lexists(path):
+                continue
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                continue  # a file already sits where a folder is wanted
+            if kind == 'file':
+                path.write_text(f'inside {relative}', 'utf-8')
+            elif kind == 'dir':
+                path.mkdir()
+            elif kind == 'link-in':
+                path.symlink_to(folder / target)
+            elif kind == 'link-out':
+                path.symlink_to(base / 'outside' / 'secret.md')
+            elif kind == 'link-dir-out':
+                path.symlink_to(base / 'outside', target_is_directory=True)
+            elif kind == 'dangling':
+                path.symlink_to(base / 'missing')
+            else:
+                path.symlink_to(path.name)
+        skill = Skill.from_folder(folder)
+
+        listed = skill.list_resources()
+
+        expected = sorted(
+            path.relative_to(folder).as_posix()
+            for path in folder.rglob('*')
+            if path.is_file()
+            and not path.is_symlink()
+            and path.name != 'SKILL.md'
+            and not any(part.startswith('.') for part in path.relative_to(folder).parts)
+            and not any(parent.is_symlink() for parent in path.relative_to(folder).parents if str(parent) != '.')
+        )
+        real_files = [name for name in listed if not (folder / name).is_symlink()]
+        assert sorted(real_files) == expected, 'a regular file inside the skill is missing from the listing'
+        for name in listed:
+            text = skill.read_resource(name)
+            assert SECRET not in text
+            assert text.startswith('inside ')
+    example(
+        'resource-listing',
+        'Any skill folder tree (files, hidden files, sub-folders, symlinks inside, outside, to folders, dangling, '
+        'looping): every listed resource reads back from inside the skill and every regular inside file is listed',
+        'nothing listed' if not listed else f'{min(len(listed), 4)}{"+" if len(listed) >= 4 else ""} listed',
+    )
