@@ -76,7 +76,9 @@ def build_meta_toolset(library: SkillLibrary, capability_id: str, default_limit:
             instructions = skill.load_instructions()
             resources = skill.list_resources()
         except (SkillFormatError, OSError) as error:
-            return f'The skill {name!r} can no longer be read ({error}). Use another skill or carry on without it.'
+            # The problem only, not the absolute path: the model needs no map of the host's file system.
+            problem = error.problem if isinstance(error, SkillFormatError) else (error.strerror or 'unreadable')
+            return f'The skill {name!r} can no longer be read ({problem}). Use another skill or carry on without it.'
         return ToolReturn(
             _loaded_text(skill, instructions, resources), metadata=state_change(capability_id, 'load', name)
         )
