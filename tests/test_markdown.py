@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 from inline_snapshot import snapshot
 
 from skillshelf import Skill, SkillConflictError, SkillError, SkillFormatError, SkillLibrary, SkillWarning
@@ -214,3 +215,41 @@ def test_python_skill_names_follow_the_same_rules() -> None:
         Skill('Bad Name', 'x')
     with pytest.raises(SkillFormatError, match='the description is empty'):
         Skill('fine', ' ')
+
+
+FRONTMATTER_SHAPES = [
+    'name: a\ndescription: plain',
+    'name: a\ndescription: "quoted: with colon"\nmetadata:\n  author: x\n  tags: [one, two]',
+    'name: a\ndescription: >\n  folded\n  text\nlist:\n  - one\n  - two: 2\n    three: 3',
+    'base: &b {x: 1}\nuse: *b\nname: a',
+    'name: a\nname: b',
+    'name: a\nwhen: 2024-13-45',
+    'nested:\n  a:\n    b:\n      c:\n        d: deep',
+    '- - - - - x',
+    '[' * 14 + ']' * 14,
+]
+
+
+@pytest.mark.parametrize('text', FRONTMATTER_SHAPES)
+def test_the_fast_and_the_guarded_yaml_loaders_agree(text: str) -> None:
+    from skillshelf import _markdown
+
+    assert _markdown._FastFrontmatterLoader is not None
+
+    def outcome(loader: type) -> object:
+        try:
+            return ('value', yaml.load(text, Loader=loader))
+        except Exception as error:
+            return ('error', type(error).__name__)
+
+    assert outcome(_markdown._FastFrontmatterLoader) == outcome(_markdown._FrontmatterLoader)
+
+
+def test_deep_nesting_is_never_handed_to_libyaml() -> None:
+    from skillshelf import _markdown
+
+    deep = '[' * 17 + ']' * 17
+    indented = ''.join(f'{" " * level}k{level}:\n' for level in range(20)) + ' ' * 20 + 'v: 1'
+    assert _markdown._nesting_bound(deep) > _markdown.MAX_YAML_DEPTH // 2
+    assert _markdown._nesting_bound(indented) > _markdown.MAX_YAML_DEPTH // 2
+    assert _markdown._nesting_bound('name: a\ndescription: b - c - d [x]') <= _markdown.MAX_YAML_DEPTH // 2
