@@ -10,9 +10,9 @@ from a weak match.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -84,15 +84,15 @@ class SkillIndex:
         self.config = config or RankingConfig()
         self.names = [document.name for document in documents]
         vocabulary = _Vocabulary()
-        whole: list[list[int]] = []
-        head: list[list[int]] = []
+        # Flat machine-integer buffers rather than a list per skill: a 100k-skill build stays small.
+        whole, head = _Postings(), _Postings()
         body_chars = self.config.body_limit(len(documents))
         for document in documents:
             name, description, keywords, body = (
                 vocabulary.ids(terms) for terms in _document_terms(document, body_chars)
             )
-            head.append(name * 2 + description + keywords)
-            whole.append(
+            head.add(name * 2 + description + keywords)
+            whole.add(
                 name * self.config.name_repeat
                 + description * self.config.description_repeat
                 + keywords * self.config.keywords_repeat
@@ -149,10 +149,22 @@ class SkillIndex:
                 total += weight * matrix.scores(terms)
         return np.minimum(total / ceiling, 1.0)
 
-    def _matrix(self, documents: list[list[int]]) -> BM25Matrix:
-        lengths = np.fromiter((len(d) for d in documents), dtype=np.int64, count=len(documents))
-        flat = np.fromiter(chain.from_iterable(documents), dtype=np.int64, count=int(lengths.sum()))
-        return BM25Matrix.build(flat, lengths, len(self.vocabulary), k1=self.config.k1, b=self.config.b)
+    def _matrix(self, postings: _Postings) -> BM25Matrix:
+        terms = np.frombuffer(postings.terms, dtype=np.int64) if postings.terms else np.zeros(0, np.int64)
+        lengths = np.frombuffer(postings.lengths, dtype=np.int64) if postings.lengths else np.zeros(0, np.int64)
+        return BM25Matrix.build(terms, lengths, len(self.vocabulary), k1=self.config.k1, b=self.config.b)
+
+
+class _Postings:
+    """Term ids of every skill, one after another, and how many belong to each skill."""
+
+    def __init__(self) -> None:
+        self.terms = array('q')
+        self.lengths = array('q')
+
+    def add(self, term_ids: list[int]) -> None:
+        self.terms.extend(term_ids)
+        self.lengths.append(len(term_ids))
 
 
 class _Vocabulary(dict[str, int]):
