@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pydantic_ai import RunContext, ToolReturn
-from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
+from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler, durable_operation
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolCallPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
@@ -142,14 +142,24 @@ class Skills(AbstractCapability[AgentDepsT]):
         entries = [CatalogEntry(skill.name, skill.description) for skill in self.library.skills.values()]
         return render_catalog(entries, self.catalog_budget)
 
+    @durable_operation(name='refresh_library')
+    async def _refresh_library(self, ctx: RunContext[AgentDepsT]) -> str | None:
+        """Re-read the skill directories if they changed; returns the new catalog, or `None` if it is unchanged.
+
+        This reads the file system, so under a durable engine it runs as a recorded operation (an
+        activity) and the workflow replays its result instead of touching files.
+        """
+        return self._render_catalog() if self.library.refresh() else None
+
     async def for_run(self, ctx: RunContext[AgentDepsT]) -> Skills[AgentDepsT]:
         """A per-run copy whose loaded skills are replayed from the run's message history.
 
         Skill folders added, removed or edited since the last run are picked up first (a few `stat`
         calls per skill tell whether anything changed), so the catalog stays fixed within a run.
         """
-        if self.library.refresh():
-            self._catalog = self._render_catalog()
+        catalog = await self._refresh_library(ctx)
+        if catalog is not None:
+            self._catalog = catalog
         clone = copy.copy(self)  # not dataclasses.replace(): that would rebuild the library and toolsets
         known = self.library.skills
         clone._loaded = [name for name in loaded_from_history(ctx.messages, self.capability_id) if name in known]
