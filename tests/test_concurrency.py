@@ -325,7 +325,7 @@ def test_an_unchanged_library_is_not_read_again(library: Path) -> None:
     Conversation(capability).turn()
 
     assert all(capability.library.skills[name] is skill for name, skill in before.items())
-    case(AREA, 'runs over an unchanged library', 'nothing is read again: a few stat calls per skill decide')
+    case(AREA, 'runs over an unchanged library', 'nothing is read again: one stat per skill folder decides')
 
 
 def test_a_new_folder_that_clashes_with_a_python_skill_keeps_the_previous_library(library: Path) -> None:
