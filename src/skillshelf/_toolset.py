@@ -37,7 +37,7 @@ class SkillMatch:
     description: str
     """The skill's description, on one line."""
     score: float
-    """Relevance from 0 to 1, relative to the best match."""
+    """Relevance from 0 to 1: the share of the best score the query could reach in this library."""
     loaded: bool = False
     """Whether the skill is already loaded."""
 
