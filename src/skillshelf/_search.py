@@ -61,10 +61,10 @@ class RankingConfig:
     name_repeat: int = 2
     description_repeat: int = 2
     keywords_repeat: int = 2
-    body_chars: int = 5000
+    body_chars: int = 10_000
     """Only the start of the body is indexed: it says what the skill is for; the rest is procedure."""
     body_budget: int = 20_000_000
-    """Body characters indexed across the whole library; past 4,000 skills each body's share shrinks, so a
+    """Body characters indexed across the whole library; past 2,000 skills each body's share shrinks, so a
     100k-skill library still indexes in seconds (names, descriptions and keywords are always indexed whole)."""
     head_weight: float = 0.5
     """Weight of the headline index (name, description, keywords), next to the whole-skill index's 1."""
