@@ -17,7 +17,7 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from ._catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
 from ._errors import SkillError
-from ._history import TAG, loaded_from_history, skill_tool_tag, tag_of
+from ._history import loaded_from_history, record_of, skill_tool_tag, tag_of
 from ._library import SkillLibrary
 from ._skill import Skill
 from ._toolset import META_TOOL_NAMES, SkillMatch, build_meta_toolset
@@ -226,7 +226,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         # Marked before awaiting, so a second `load_skill` for it in the same response sees it as loaded.
         self._loaded.append(name)
         result = await handler(args)
-        if not _records(result, 'load'):
+        if not self._records(result, 'load'):
             self._loaded.remove(name)
         return result
 
@@ -235,7 +235,7 @@ class Skills(AbstractCapability[AgentDepsT]):
             loaded = ', '.join(self._loaded) or 'none'
             return f'The skill {name!r} is not loaded, so there is nothing to unload. Loaded skills: {loaded}.'
         result = await handler(args)
-        if _records(result, 'unload') and name in self._loaded:
+        if self._records(result, 'unload') and name in self._loaded:
             self._loaded.remove(name)
         return result
 
@@ -245,6 +245,13 @@ class Skills(AbstractCapability[AgentDepsT]):
                 if isinstance(match, SkillMatch):
                     match.loaded = match.name in self._loaded
         return result  # pyright: ignore[reportUnknownVariableType]
+
+    def _records(self, result: object, operation: str) -> bool:
+        """Whether a meta-tool result records a load or unload (a plain string means it explained a problem)."""
+        if not isinstance(result, ToolReturn):
+            return False
+        record = record_of(cast('ToolReturn[Any]', result).metadata, self.capability_id)
+        return record is not None and record.get('op') == operation
 
 
 def _refused_as_unknown(messages: Sequence[ModelMessage], tool_name: str) -> bool:
@@ -263,14 +270,6 @@ def _refused_as_unknown(messages: Sequence[ModelMessage], tool_name: str) -> boo
         if any(isinstance(part, UserPromptPart) for part in message.parts):
             return False
     return False
-
-
-def _records(result: Any, operation: str) -> bool:
-    """Whether a meta-tool result records a load or unload (a plain string means it explained a problem)."""
-    if not isinstance(result, ToolReturn):
-        return False
-    metadata = cast('ToolReturn[Any]', result).metadata
-    return isinstance(metadata, dict) and cast('dict[str, Any]', metadata).get(TAG, {}).get('op') == operation
 
 
 def import_skills(path: str) -> list[Skill[Any]]:

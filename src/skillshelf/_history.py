@@ -35,7 +35,7 @@ def state_change(capability_id: str, operation: Literal['load', 'unload'], skill
 
 def tag_of(tool_def: ToolDefinition, capability_id: str) -> Mapping[str, Any] | None:
     """The skillshelf tag of `tool_def` if it belongs to the capability `capability_id`."""
-    return _own(tool_def.metadata, capability_id)
+    return record_of(tool_def.metadata, capability_id)
 
 
 def loaded_from_history(messages: Sequence[ModelMessage], capability_id: str) -> list[str]:
@@ -51,7 +51,7 @@ def loaded_from_history(messages: Sequence[ModelMessage], capability_id: str) ->
         for part in message.parts:
             if not isinstance(part, ToolReturnPart):
                 continue
-            record = _own(part.metadata, capability_id)
+            record = record_of(part.metadata, capability_id)
             if record is None or not isinstance(record.get('skill'), str):
                 continue
             if record.get('op') == 'load':
@@ -61,7 +61,8 @@ def loaded_from_history(messages: Sequence[ModelMessage], capability_id: str) ->
     return list(loaded)
 
 
-def _own(metadata: Any, capability_id: str) -> Mapping[str, Any] | None:
+def record_of(metadata: Any, capability_id: str) -> Mapping[str, Any] | None:
+    """The skillshelf record in tool or tool-return `metadata` if it belongs to the capability `capability_id`."""
     if not isinstance(metadata, Mapping):
         return None
     record = cast('Mapping[str, Any]', metadata).get(TAG)

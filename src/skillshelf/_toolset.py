@@ -15,6 +15,7 @@ from typing import Any
 from pydantic_ai import ToolReturn
 from pydantic_ai.toolsets import FunctionToolset
 
+from ._catalog import one_line
 from ._errors import SkillFormatError
 from ._history import meta_tool_tag, state_change
 from ._library import SkillLibrary
@@ -128,10 +129,7 @@ def unknown_skill_message(library: SkillLibrary, name: str) -> str:
 
 
 def _match(skill: Skill[Any], score: float) -> SkillMatch:
-    line = ' '.join(skill.description.split())
-    if len(line) > _RESULT_DESCRIPTION:
-        line = line[: _RESULT_DESCRIPTION - 1].rsplit(' ', 1)[0] + '…'
-    return SkillMatch(skill.name, line, score)
+    return SkillMatch(skill.name, one_line(skill.description, _RESULT_DESCRIPTION), score)
 
 
 def _loaded_text(skill: Skill[Any], instructions: str, resources: list[str]) -> str:
