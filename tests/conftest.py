@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,10 +11,14 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from skill_fixtures import forecast_calls
+
 pytest_plugins = ('reliability.plugin',)  # writes docs/reliability.md after a full green run
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_SKILLS = REPO / 'skills'
+META = ['load_skill', 'read_skill_resource', 'search_skills', 'unload_skill']
+"""The meta-tools' names, sorted, as the model sees them."""
 
 
 @dataclass
@@ -69,3 +73,11 @@ def make_script() -> Callable[..., Script]:
         return Script(steps)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def clear_forecast_calls() -> Iterator[None]:
+    """Every test starts and ends with no recorded `get_forecast` calls."""
+    forecast_calls.clear()
+    yield
+    forecast_calls.clear()

@@ -50,3 +50,6 @@ def convert(amount: float, source: str, target: str) -> str:
 
 travel = [weather, currency]
 """A list of skills, importable as one path."""
+
+travel_names = [skill.name for skill in travel]
+"""A list that is not a list of skills, for import-path errors."""

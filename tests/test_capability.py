@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,17 +15,8 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from skillshelf import Skill, SkillConflictError, SkillMatch, Skills
 
-from conftest import SAMPLE_SKILLS, Script, call, tool_returns
+from conftest import META, SAMPLE_SKILLS, Script, call, tool_returns
 from skill_fixtures import currency, forecast_calls, weather
-
-META = ['load_skill', 'read_skill_resource', 'search_skills', 'unload_skill']
-
-
-@pytest.fixture(autouse=True)
-def clear_forecast_calls() -> Iterator[None]:
-    forecast_calls.clear()
-    yield
-    forecast_calls.clear()
 
 
 def run(script: Script, capability: Skills[Any], **kwargs: Any) -> list[ModelMessage]:

@@ -29,10 +29,11 @@ from reliability.ledger import case, figure
 
 from skillshelf import Skill, Skills, SkillWarning
 
+from conftest import META
+
 AREA = 'Runs'
 RUNS = 200
 SKILL_COUNT = 8
-META = ['load_skill', 'read_skill_resource', 'search_skills', 'unload_skill']
 
 
 def make_skills() -> list[Skill[Any]]:

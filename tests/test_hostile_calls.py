@@ -5,7 +5,7 @@ Each test drives a real `Agent` (default retry settings) with a scripted `Functi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,17 +30,10 @@ from reliability.ledger import case, example
 from skillshelf import Skills
 from skillshelf._history import loaded_from_history
 
+from conftest import META
 from skill_fixtures import currency, forecast_calls, weather
 
 AREA = "The model's calls"
-META = ['load_skill', 'read_skill_resource', 'search_skills', 'unload_skill']
-
-
-@pytest.fixture(autouse=True)
-def clear_forecast_calls() -> Iterator[None]:
-    forecast_calls.clear()
-    yield
-    forecast_calls.clear()
 
 
 @dataclass

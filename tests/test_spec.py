@@ -22,7 +22,6 @@ def skills_of(agent: Agent[None, str]) -> Skills[None]:
 
 
 def test_dict_spec_builds_a_working_agent_with_folder_and_python_skills(make_script: Callable[..., Script]) -> None:
-    forecast_calls.clear()
     script = make_script([call('load_skill', name='weather')], [call('get_forecast', city='Quito')], [TextPart('done')])
     spec = {
         'model': 'test',
@@ -87,7 +86,7 @@ def test_bare_capability_name_builds_an_empty_library() -> None:
         ('skill_fixtures', 'must look like "package.module:attribute"'),
         ('no_such_module_xyz:weather', "cannot import 'no_such_module_xyz'"),
         ('skill_fixtures:nope', "module 'skill_fixtures' has no attribute 'nope'"),
-        ('skill_fixtures:forecast_calls', 'is a list, not a Skill or a list of skills'),
+        ('skill_fixtures:travel_names', 'is a list, not a Skill or a list of skills'),
     ],
 )
 def test_bad_skill_import_paths_say_what_is_wrong(path: str, message: str) -> None:
