@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import stat
 import unicodedata
 import warnings
 from collections.abc import Hashable, Mapping
@@ -22,6 +21,7 @@ from frontmatter.default_handlers import YAMLHandler
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from ._errors import SkillFormatError, SkillWarning
+from ._files import NotRegularFileError, open_regular_file
 
 SKILL_FILE = 'SKILL.md'
 DELIMITER = '---'
@@ -119,23 +119,12 @@ def _open_skill_file(skill_file: Path) -> tuple[BinaryIO, int]:
     if not target.is_relative_to(folder):
         raise SkillFormatError(skill_file, f'the file is a symlink to {target}, outside its skill folder')
     try:
-        descriptor = os.open(target, os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW)
+        descriptor, size = open_regular_file(target)
+    except NotRegularFileError as error:
+        raise SkillFormatError(skill_file, 'it is not a regular file') from error
     except OSError as error:
         raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            raise SkillFormatError(skill_file, 'it is not a regular file')
-        return os.fdopen(descriptor, 'rb'), info.st_size
-    except BaseException:
-        os.close(descriptor)
-        raise
-
-
-_O_NONBLOCK = getattr(os, 'O_NONBLOCK', 0)
-"""Opening a FIFO without it blocks until a writer appears: a hang, not an error."""
-_O_NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
-"""The path is already resolved; a symlink appearing at it after the check is refused, not followed."""
+    return os.fdopen(descriptor, 'rb'), size
 
 
 def _reason(error: BaseException) -> str:

@@ -16,6 +16,7 @@ import unicodedata
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
+from ._files import NotRegularFileError, open_regular_file
 from ._markdown import SKILL_FILE
 
 MAX_RESOURCE_BYTES = 256 * 1024
@@ -29,9 +30,6 @@ MAX_SCANNED_ENTRIES = 20_000
 MAX_PATH_CHARACTERS = 1024
 """A requested path longer than this is refused without touching the file system."""
 _SHOWN_CHARACTERS = 80
-
-_O_NONBLOCK = getattr(os, 'O_NONBLOCK', 0)
-_O_NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
 
 
 class ResourceError(Exception):
@@ -128,20 +126,19 @@ def read_folder_resource(folder: Path, requested: str) -> str:
     if not target.is_relative_to(root):
         raise ResourceError(f'{shown(requested)} points outside the skill folder')
     try:
-        descriptor = os.open(target, os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW)
+        descriptor, size = open_regular_file(target)
     except FileNotFoundError:
         raise ResourceError(f'no resource {shown(requested)}') from None
+    except NotRegularFileError:
+        raise ResourceError(f'{shown(requested)} is not a file') from None
     except OSError as error:
         if error.errno == errno.ELOOP:  # Python 3.13+ resolves a loop without raising; open() reports it
             raise ResourceError(f'{shown(requested)} cannot be resolved (a symlink loop)') from None
         raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
     try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            raise ResourceError(f'{shown(requested)} is not a file')
-        if info.st_size > MAX_RESOURCE_BYTES:
+        if size > MAX_RESOURCE_BYTES:
             raise ResourceError(
-                f'{shown(requested)} is {info.st_size:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit for one read'
+                f'{shown(requested)} is {size:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit for one read'
             )
         data = _read_at_most(descriptor, MAX_RESOURCE_BYTES + 1)
     except OSError as error:
