@@ -7,6 +7,7 @@ from ._errors import SkillConflictError, SkillError, SkillFormatError, SkillWarn
 from ._library import SkillLibrary
 from ._resources import ResourceError
 from ._search import SearchHit
+from ._semantic import Encoder, SemanticUnavailableError
 from ._skill import Skill
 from ._toolset import SkillMatch
 
@@ -14,8 +15,10 @@ __all__ = (
     'DEFAULT_CATALOG_BUDGET',
     'DEFAULT_ID',
     'CatalogEntry',
+    'Encoder',
     'ResourceError',
     'SearchHit',
+    'SemanticUnavailableError',
     'Skill',
     'SkillConflictError',
     'SkillError',

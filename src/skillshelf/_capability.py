@@ -19,6 +19,7 @@ from ._catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
 from ._errors import SkillError
 from ._history import loaded_from_history, record_of, skill_tool_tag, tag_of
 from ._library import SkillLibrary
+from ._semantic import DEFAULT_LEXICAL_WEIGHT, Encoder, SearchMode
 from ._skill import Skill
 from ._toolset import META_TOOL_NAMES, SkillMatch, build_meta_toolset
 
@@ -54,6 +55,12 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Default number of `search_skills` results."""
     strict: bool = False
     """Raise on any broken or shadowed skill folder instead of skipping it with a warning."""
+    search: SearchMode = 'lexical'
+    """How `search_skills` ranks: `'lexical'` (BM25) or `'hybrid'` (BM25 plus embeddings, see `encoder`)."""
+    encoder: Encoder | None = None
+    """Hybrid search's embedding model (texts → L2-normalised rows); default: the `[semantic]` extra's MiniLM."""
+    lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
+    """Hybrid only: the lexical score's share (0–1); the embedding similarity gets the rest."""
 
     library: SkillLibrary = field(init=False, repr=False, compare=False)
     """Every skill available to the model (built at construction)."""
@@ -67,8 +74,15 @@ class Skills(AbstractCapability[AgentDepsT]):
         if isinstance(self.directories, (str, Path)):
             self.directories = (self.directories,)
         self.library = SkillLibrary.build(
-            self.skills, list(self.directories), strict=self.strict, reserved_tool_names=META_TOOL_NAMES
+            self.skills,
+            list(self.directories),
+            strict=self.strict,
+            reserved_tool_names=META_TOOL_NAMES,
+            search=self.search,
+            encoder=self.encoder,
+            lexical_weight=self.lexical_weight,
         )
+        self.search = self.library.search_mode
         self._catalog = self._render_catalog()
         # Built once and shared by every run's clone: durable engines require toolsets that exist at construction.
         self._toolset = CombinedToolset[AgentDepsT](
@@ -102,10 +116,14 @@ class Skills(AbstractCapability[AgentDepsT]):
         catalog_budget: int = DEFAULT_CATALOG_BUDGET,
         search_limit: int = 5,
         strict: bool = False,
+        search: SearchMode = 'lexical',
+        encoder: str | None = None,
+        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
     ) -> Skills[Any]:
         """Build from an agent spec: `directories` are paths, `skills` are import paths like `'myapp.skills:weather'`.
 
-        An import path may name one `Skill` or a list of them.
+        An import path may name one `Skill` or a list of them. `encoder` is the import path of an embedding
+        function (`'myapp.embeddings:encode'`) for hybrid search.
         """
         return cls(
             _string_list('directories', directories),
@@ -114,6 +132,9 @@ class Skills(AbstractCapability[AgentDepsT]):
             catalog_budget=catalog_budget,
             search_limit=search_limit,
             strict=strict,
+            search=search,
+            encoder=None if encoder is None else _import_encoder(encoder),
+            lexical_weight=lexical_weight,
         )
 
     @classmethod
@@ -128,6 +149,9 @@ class Skills(AbstractCapability[AgentDepsT]):
             catalog_budget=last.catalog_budget,
             search_limit=last.search_limit,
             strict=last.strict,
+            search=last.search,
+            encoder=last.encoder,
+            lexical_weight=last.lexical_weight,
         )
 
     def get_instructions(self) -> str:
@@ -299,6 +323,20 @@ def import_skills(path: str) -> list[Skill[Any]]:
         if all(isinstance(item, Skill) for item in items):
             return cast('list[Skill[Any]]', list(items))
     raise SkillError(f'{path!r} is a {kind}, not a Skill or a list of skills')
+
+
+def _import_encoder(path: object) -> Encoder:
+    """The embedding function named by `'package.module:attribute'` in an agent spec."""
+    module_name, _, attribute = path.partition(':') if isinstance(path, str) else ('', '', '')
+    if not module_name or not attribute:
+        raise SkillError(f'the `encoder` option of Skills must look like "package.module:function", not {path!r}')
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attribute.split('.'):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as error:
+        raise SkillError(f'cannot import the encoder {path!r}: {error}') from error
+    return cast('Encoder', target)  # checked for being callable when the library is built
 
 
 def _string_list(option: str, value: Any) -> list[str]:

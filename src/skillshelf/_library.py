@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import difflib
+import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ._discovery import Fingerprint, SkippedSkill, discover, fingerprint
 from ._errors import SkillConflictError, SkillError, SkillWarning
-from ._index_cache import build_skill_index
+from ._index_cache import SearchEngine
 from ._markdown import SKILL_FILE
 from ._search import SearchHit, SkillIndex
+from ._semantic import DEFAULT_LEXICAL_WEIGHT, SEARCH_MODES, Encoder, HybridIndex, SearchMode, check_available
 from ._skill import Skill
 
 __all__ = ('SkillLibrary', 'SkippedSkill')
@@ -33,7 +35,10 @@ class SkillLibrary:
     removed: dict[str, str] = field(default_factory=dict[str, str])
     """Directory skills that disappeared since construction (folder deleted, moved or broken), with the reason."""
     _index: SkillIndex | None = field(default=None, init=False, repr=False)
+    _ranker: SkillIndex | HybridIndex | None = field(default=None, init=False, repr=False)
     _sources: _Sources | None = field(default=None, init=False, repr=False)
+    _engine: SearchEngine = field(default_factory=SearchEngine, init=False, repr=False)
+    _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -43,6 +48,9 @@ class SkillLibrary:
         *,
         strict: bool = False,
         reserved_tool_names: Iterable[str] = (),
+        search: SearchMode = 'lexical',
+        encoder: Encoder | None = None,
+        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
     ) -> SkillLibrary:
         """Collect Python `skills` and the skills found in `directories`.
 
@@ -50,17 +58,26 @@ class SkillLibrary:
         are reported in `skipped` (like `PATH` lookup). Every skipped folder is also emitted as a
         [`SkillWarning`][skillshelf.SkillWarning].
 
+        `search='hybrid'` adds embedding similarity to the lexical ranking, with `encoder` (texts →
+        L2-normalised rows) or else the bundled model of the `[semantic]` extra, loaded at the first
+        search. Passing an `encoder` implies `search='hybrid'`.
+
         Raises:
             SkillConflictError: two Python skills share a name, a Python skill and a directory skill share
                 a name, or two skills (or a skill and a meta-tool) expose the same tool name.
-            SkillError: with `strict=True`, any skipped folder.
+            SkillError: with `strict=True`, any skipped folder; or an unknown `search`, an `encoder` that is
+                not callable, or a `lexical_weight` outside [0, 1].
+            SemanticUnavailableError: `search='hybrid'` without an `encoder`, and the `[semantic]` extra is
+                not installed.
         """
+        engine = _search_engine(search, encoder, lexical_weight)
         sources = _Sources(
             tuple(skills),
             tuple(Path(directory).expanduser() for directory in directories),
             frozenset(reserved_tool_names),
         )
         library = sources.collect()
+        library._engine = engine
         for problem in library.skipped:
             if strict:
                 raise SkillError(f'{problem.path}: {problem.problem}')
@@ -101,7 +118,7 @@ class SkillLibrary:
                 removed[name] = f'its SKILL.md is now skipped ({problem.problem})'
         self.removed = {name: reason for name, reason in removed.items() if name not in fresh.skills}
         self.skills, self.skipped, self._sources = fresh.skills, fresh.skipped, fresh._sources
-        self._index = None  # bodies may have changed even when descriptions did not
+        self._index = self._ranker = None  # bodies may have changed even when descriptions did not
         return changed
 
     def get(self, name: str) -> Skill[Any] | None:
@@ -112,11 +129,25 @@ class SkillLibrary:
         """Names that look like `name`, for "did you mean" hints."""
         return difflib.get_close_matches(name.strip().lower(), list(self.skills), n=limit, cutoff=0.6)
 
+    @property
+    def search_mode(self) -> SearchMode:
+        """How `search` ranks: `'lexical'` or `'hybrid'`."""
+        return 'hybrid' if self._engine.hybrid else 'lexical'
+
     def search(self, query: str, limit: int) -> list[SearchHit]:
-        """Rank the skills for `query`; the index (which reads the skills' bodies) is built on first use."""
-        if self._index is None:
-            self._index = build_skill_index(self.skills.values())
-        return self._index.search(query, limit)
+        """Rank the skills for `query`; the index (which reads the skills' bodies) is built on first use.
+
+        With hybrid search the first call also embeds the skills (and loads the bundled model, once per process).
+        """
+        ranker = self._ranker
+        if ranker is None:
+            with self._index_lock:  # concurrent first searches would each embed the whole library
+                ranker = self._ranker
+                if ranker is None:
+                    ranker = self._engine.build(self.skills.values())
+                    self._index = ranker.lexical if isinstance(ranker, HybridIndex) else ranker
+                    self._ranker = ranker
+        return ranker.search(query, limit)
 
     def __len__(self) -> int:
         return len(self.skills)
@@ -149,6 +180,20 @@ class _Sources:
         library = SkillLibrary(by_name, skipped)
         library._sources = replace(self, fingerprint=before)  # pyright: ignore[reportPrivateUsage]
         return library
+
+
+def _search_engine(search: object, encoder: object, lexical_weight: object) -> SearchEngine:
+    """Check the search options before any folder is read, so a mistake fails at construction."""
+    if search not in SEARCH_MODES:
+        raise SkillError(f"the search option must be 'lexical' or 'hybrid', not {search!r}")
+    if encoder is not None and not callable(encoder):
+        raise SkillError(f'the encoder must be a callable from texts to embedding rows, not {encoder!r}')
+    if isinstance(lexical_weight, bool) or not isinstance(lexical_weight, (int, float)) or not 0 <= lexical_weight <= 1:
+        raise SkillError(f'lexical_weight must be a number from 0 to 1, not {lexical_weight!r}')
+    if encoder is None and search == 'hybrid':
+        check_available()
+    hybrid = search == 'hybrid' or encoder is not None
+    return SearchEngine(hybrid, cast('Encoder | None', encoder), float(lexical_weight))
 
 
 def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, Path | None]]:

@@ -38,7 +38,8 @@ class SkillMatch:
     description: str
     """The skill's description, on one line."""
     score: float
-    """Relevance from 0 to 1: the share of the best score the query could reach in this library."""
+    """Relevance from 0 to 1: the share of the best score the query could reach in this library (with hybrid
+    search, that share weighted with the query's embedding similarity to the skill)."""
     loaded: bool = False
     """Whether the skill is already loaded."""
 
