@@ -1,0 +1,279 @@
+"""Hybrid (lexical + embedding) search: choosing it, failing early without the extra, and caching vectors.
+
+The encoder here is a deterministic bag of words hashed into 64 dimensions, with a few synonyms folded
+together, so a paraphrase can match by meaning where BM25 sees no shared word. No model is loaded.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import TextPart
+
+import skillshelf._semantic as semantic
+from skillshelf import Encoder, SemanticUnavailableError, Skill, SkillError, SkillLibrary, SkillMatch, Skills
+
+from conftest import Script, call, tool_returns
+
+SYNONYMS = {'hire': 'rent', 'automobile': 'car', 'aeroplane': 'plane', 'complete': 'fill'}
+STOPWORDS = frozenset({'a', 'an', 'the', 'and', 'for', 'to', 'of', 'in', 'my', 'me'})
+PARAPHRASE = 'hire an automobile'
+"""No word in common with any skill below: BM25 finds nothing, the synonyms find `car-rental`."""
+
+
+class WordEncoder:
+    """Hashed bag of words (after synonyms), L2-normalised; records every text it is asked to embed."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self.texts: list[str] = []
+
+    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.texts.extend(texts)
+        rows = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r'[a-z]+', text.lower()):
+                if word not in STOPWORDS:
+                    rows[row, zlib.crc32(f'{self.seed}:{SYNONYMS.get(word, word)}'.encode()) % 64] += 1
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return (rows / np.where(norms > 0, norms, 1)).astype(np.float32)
+
+
+def encode_words(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """A module-level encoder, for agent specs that name one by import path."""
+    return WordEncoder()(texts)
+
+
+def travel_skills() -> list[Skill[Any]]:
+    return [
+        Skill(name='car-rental', description='Rent a car.'),
+        Skill(name='flight-booking', description='Book plane tickets and choose seats.'),
+        Skill(name='pdf-forms', description='Fill PDF forms and extract their fields.'),
+    ]
+
+
+def write_library(root: Path, count: int) -> Path:
+    for n in range(count):
+        folder = root / f'skill-{n:03d}'
+        folder.mkdir(parents=True)
+        (folder / 'SKILL.md').write_text(
+            f'---\nname: skill-{n:03d}\ndescription: Task number {n} for topic{n} work.\n---\nSteps for topic{n}.\n',
+            encoding='utf-8',
+        )
+    return root
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / 'cache'
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(directory))
+    return directory
+
+
+@pytest.fixture
+def extra_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pretend sentence-transformers and the weights are not installed (skillshelf's lookup only)."""
+    monkeypatch.setattr(semantic, 'find_spec', lambda name, package=None: None)
+
+
+@pytest.fixture
+def fake_bundled_model(monkeypatch: pytest.MonkeyPatch) -> list[WordEncoder]:
+    """Pretend the extra is installed; `load_encoder` hands out a `WordEncoder` and records each load."""
+    loads: list[WordEncoder] = []
+
+    def load() -> Encoder:
+        loads.append(WordEncoder())
+        return loads[-1]
+
+    monkeypatch.setattr(semantic, 'find_spec', lambda name, package=None: object())
+    monkeypatch.setattr(semantic, 'load_encoder', load)
+    monkeypatch.setattr(semantic, '_shared', [])  # a fresh process-wide cache for this test
+    return loads
+
+
+def test_hybrid_ranks_a_paraphrase_that_lexical_misses() -> None:
+    lexical = SkillLibrary.build(travel_skills())
+    hybrid = SkillLibrary.build(travel_skills(), search='hybrid', encoder=WordEncoder())
+
+    assert lexical.search(PARAPHRASE, 3) == []
+    [best, *_] = hybrid.search(PARAPHRASE, 3)
+    assert best.name == 'car-rental'
+    assert best.score >= semantic.DEFAULT_HYBRID_THRESHOLD
+    # The lexical half still counts: an exact-word query keeps its skill first.
+    assert hybrid.search('extract fields from a PDF', 1)[0].name == 'pdf-forms'
+
+
+def test_lexical_weight_moves_the_score_between_the_two_halves() -> None:
+    dense_only = SkillLibrary.build(travel_skills(), encoder=WordEncoder(), lexical_weight=0.0)
+    lexical_only = SkillLibrary.build(travel_skills(), encoder=WordEncoder(), lexical_weight=1.0)
+
+    assert dense_only.search(PARAPHRASE, 1)[0].name == 'car-rental'
+    assert lexical_only.search(PARAPHRASE, 1) == []
+
+
+def test_search_skills_in_an_agent_run_returns_the_hybrid_ranking(make_script: Callable[..., Script]) -> None:
+    script = make_script(
+        [call('search_skills', query=PARAPHRASE, limit=2)], [call('load_skill', name='car-rental')], [TextPart('ok')]
+    )
+    capability = Skills(skills=travel_skills(), encoder=WordEncoder())
+    messages = Agent(script.model(), capabilities=[capability]).run_sync('I need wheels').all_messages()
+
+    assert capability.search == 'hybrid'  # an encoder implies hybrid search
+    [matches] = tool_returns(messages, 'search_skills')
+    assert isinstance(matches, list)
+    assert [type(match) for match in matches] == [SkillMatch] * len(matches)
+    assert matches[0] == SkillMatch('car-rental', 'Rent a car.', matches[0].score, loaded=False)
+    assert 0.2 <= matches[0].score <= 1
+    assert tool_returns(messages, 'load_skill')[0].startswith("Loaded skill 'car-rental'.")
+
+
+def test_lexical_stays_the_default_and_needs_no_encoder(make_script: Callable[..., Script]) -> None:
+    script = make_script([call('search_skills', query=PARAPHRASE)], [TextPart('ok')])
+    capability = Skills(skills=travel_skills())
+    messages = Agent(script.model(), capabilities=[capability]).run_sync('I need wheels').all_messages()
+
+    assert capability.search == 'lexical'
+    assert tool_returns(messages, 'search_skills')[0].startswith("No skill matches 'hire an automobile'.")
+
+
+@pytest.mark.usefixtures('extra_missing')
+def test_hybrid_without_the_extra_fails_at_construction_with_the_pip_hint() -> None:
+    with pytest.raises(SemanticUnavailableError, match=r"pip install 'skillshelf\[semantic\]'"):
+        Skills(skills=travel_skills(), search='hybrid')
+    # Bringing an encoder needs no extra, and lexical search never looks for one.
+    assert Skills(skills=travel_skills(), search='hybrid', encoder=WordEncoder()).library.search_mode == 'hybrid'
+    assert Skills(skills=travel_skills()).library.search_mode == 'lexical'
+
+
+def test_the_bundled_model_loads_at_the_first_search_once_per_process(fake_bundled_model: list[WordEncoder]) -> None:
+    first = Skills(skills=travel_skills(), search='hybrid')
+    second = SkillLibrary.build(travel_skills(), search='hybrid')
+    assert fake_bundled_model == []  # construction only checks that the extra is installed
+
+    assert first.library.search(PARAPHRASE, 1)[0].name == 'car-rental'
+    assert second.search(PARAPHRASE, 1)[0].name == 'car-rental'
+    assert len(fake_bundled_model) == 1
+    assert fake_bundled_model[0].texts.count(PARAPHRASE) == 2
+
+
+@pytest.mark.usefixtures('extra_missing')
+def test_spec_with_search_hybrid_and_no_extra_fails_clearly(tmp_path: Path) -> None:
+    spec_file = tmp_path / 'agent.yaml'
+    spec_file.write_text('model: test\ncapabilities:\n  - Skills:\n      search: hybrid\n', encoding='utf-8')
+
+    with pytest.raises(ValueError, match=r"Skills.*pip install 'skillshelf\[semantic\]'") as raised:
+        Agent.from_file(spec_file, custom_capability_types=[Skills])
+    assert isinstance(raised.value.__cause__, SemanticUnavailableError)
+
+
+def test_spec_names_an_encoder_by_import_path(tmp_path: Path, make_script: Callable[..., Script]) -> None:
+    (tmp_path / 'car-rental').mkdir()
+    (tmp_path / 'car-rental' / 'SKILL.md').write_text('---\nname: car-rental\ndescription: Rent a car.\n---\n')
+    spec = {
+        'model': 'test',
+        'capabilities': [
+            {'Skills': {'directories': str(tmp_path), 'encoder': 'test_hybrid:encode_words', 'lexical_weight': 0.3}}
+        ],
+    }
+    script = make_script([call('search_skills', query=PARAPHRASE)], [TextPart('ok')])
+    agent = Agent.from_spec(spec, custom_capability_types=[Skills], model=script.model())
+    messages = agent.run_sync('wheels').all_messages()
+
+    [capability] = [c for c in agent.root_capability.capabilities if isinstance(c, Skills)]
+    assert (capability.search, capability.lexical_weight) == ('hybrid', 0.3)
+    assert [match.name for match in tool_returns(messages, 'search_skills')[0]] == ['car-rental']
+
+
+@pytest.mark.parametrize(
+    ('options', 'message'),
+    [
+        ({'search': 'dense'}, "the search option must be 'lexical' or 'hybrid', not 'dense'"),
+        ({'search': 'hybrid', 'lexical_weight': 1.5}, 'lexical_weight must be a number from 0 to 1, not 1.5'),
+        ({'search': 'hybrid', 'lexical_weight': '0.3'}, "lexical_weight must be a number from 0 to 1, not '0.3'"),
+        ({'encoder': 'skill_fixtures'}, 'the `encoder` option of Skills must look like "package.module:function"'),
+        ({'encoder': 'skill_fixtures:nope'}, "cannot import the encoder 'skill_fixtures:nope'"),
+        ({'encoder': 'skill_fixtures:forecast_calls'}, 'the encoder must be a callable from texts to embedding rows'),
+    ],
+)
+def test_bad_search_options_in_a_spec_say_what_is_expected(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(SkillError, match=re.escape(message)):
+        Skills.from_spec(**options)
+
+
+def test_an_encoder_returning_the_wrong_shape_is_named_at_the_first_search() -> None:
+    library = SkillLibrary.build(travel_skills(), encoder=lambda texts: np.ones((1, 8), dtype=np.float32))
+
+    with pytest.raises(SkillError, match=r'returned an array of shape \(1, 8\) for 3 texts'):
+        library.search(PARAPHRASE, 3)
+
+
+def test_vectors_are_cached_on_disk_and_reused_until_a_skill_changes(tmp_path: Path, cache_dir: Path) -> None:
+    library_dir = write_library(tmp_path / 'library', 200)
+
+    def searched_texts(encoder: WordEncoder) -> list[str]:
+        library = SkillLibrary.build(directories=[library_dir], encoder=encoder)
+        assert library.search('topic7 work', 1)[0].name == 'skill-007'
+        return encoder.texts
+
+    cold = searched_texts(WordEncoder())
+    [vector_file] = cache_dir.glob('vectors-*.npz')
+    assert len(cold) == 1 + 200 + 1  # the model probe, every skill, the query
+    with np.load(vector_file, allow_pickle=False) as data:
+        assert data['vectors'].shape == (200, 64)
+
+    assert searched_texts(WordEncoder()) == [semantic_probe(cold), 'topic7 work']
+
+    skill_file = library_dir / 'skill-042' / 'SKILL.md'
+    skill_file.write_text(skill_file.read_text().replace('Task number 42', 'Edited task 42'), encoding='utf-8')
+    edited = searched_texts(WordEncoder())
+    assert len(edited) == 3
+    assert 'Edited task 42' in edited[1]
+
+    # Another model (same encoder class, other weights) never reuses the stored vectors.
+    assert len(searched_texts(WordEncoder(seed=1))) == 1 + 200 + 1
+
+
+def semantic_probe(texts: list[str]) -> str:
+    """The probe sentence the cache embeds to identify the model (the first text of a cold build)."""
+    assert texts[0].startswith('skillshelf model probe')
+    return texts[0]
+
+
+def test_an_unreadable_vector_cache_is_ignored_and_rewritten(tmp_path: Path, cache_dir: Path) -> None:
+    library_dir = write_library(tmp_path / 'library', 200)
+    SkillLibrary.build(directories=[library_dir], encoder=WordEncoder()).search('topic1', 1)
+    [vector_file] = cache_dir.glob('vectors-*.npz')
+    vector_file.write_bytes(b'PK\x03\x04 not really a zip file')
+
+    encoder = WordEncoder()
+    assert SkillLibrary.build(directories=[library_dir], encoder=encoder).search('topic1', 1)[0].name == 'skill-001'
+    assert len(encoder.texts) == 1 + 200 + 1
+    with np.load(vector_file, allow_pickle=False) as data:
+        assert data['vectors'].shape == (200, 64)
+
+
+def test_small_libraries_are_not_cached_but_a_refresh_embeds_only_what_changed(
+    tmp_path: Path, cache_dir: Path, make_script: Callable[..., Script]
+) -> None:
+    library_dir = write_library(tmp_path / 'library', 3)
+    encoder = WordEncoder()
+    capability = Skills(library_dir, encoder=encoder)
+    agent = Agent(make_script().model(), capabilities=[capability])
+    assert capability.library.search('topic2', 1)[0].name == 'skill-002'
+    assert len(encoder.texts) == 3 + 1
+
+    skill_file = library_dir / 'skill-001' / 'SKILL.md'
+    skill_file.write_text(skill_file.read_text().replace('topic1 work', 'invoices'), encoding='utf-8')
+    agent.run_sync('hello')  # each run re-reads changed directories
+    assert capability.library.search('invoices', 1)[0].name == 'skill-001'
+
+    assert len(encoder.texts) == 3 + 1 + 1 + 1  # only the edited skill and the new query
+    assert not cache_dir.exists()
