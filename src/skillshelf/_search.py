@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._bm25 import BM25Matrix
-from ._tokenize import split_identifier, tokenize
+from ._tokenize import split_identifier, terms_of_words, tokenize, words
 
 __all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex')
 
@@ -83,13 +83,15 @@ class SkillIndex:
     def __init__(self, documents: Sequence[SearchDocument], config: RankingConfig | None = None) -> None:
         self.config = config or RankingConfig()
         self.names = [document.name for document in documents]
-        vocabulary = _Vocabulary()
-        # Flat machine-integer buffers rather than a list per skill: a 100k-skill build stays small.
+        # Documents are first written as word ids in flat machine-integer buffers (a 100k-skill build stays
+        # small, and the per-word work is a C-level dict lookup); each distinct word is then stemmed once and
+        # the buffers are expanded to term ids with NumPy.
+        word_ids = _Numbering()
         whole, head = _Postings(), _Postings()
         body_chars = self.config.body_limit(len(documents))
         for document in documents:
             name, description, keywords, body = (
-                vocabulary.ids(terms) for terms in _document_terms(document, body_chars)
+                list(map(word_ids.__getitem__, words(text))) for text in _document_texts(document, body_chars)
             )
             head.add(name * 2 + description + keywords)
             whole.add(
@@ -98,8 +100,13 @@ class SkillIndex:
                 + keywords * self.config.keywords_repeat
                 + body
             )
+        vocabulary = _Numbering()
+        word_terms_ = _WordTerms([[vocabulary[term] for term in terms] for terms in terms_of_words(list(word_ids))])
         self.vocabulary: dict[str, int] = dict(vocabulary)
-        self.matrices = (self._matrix(whole), self._matrix(head))
+        self.matrices = tuple(
+            BM25Matrix.build(*word_terms_.expand(postings), len(vocabulary), k1=self.config.k1, b=self.config.b)
+            for postings in (whole, head)
+        )
         self._best = tuple(matrix.best() for matrix in self.matrices)
 
     @classmethod
@@ -149,42 +156,52 @@ class SkillIndex:
                 total += weight * matrix.scores(terms)
         return np.minimum(total / ceiling, 1.0)
 
-    def _matrix(self, postings: _Postings) -> BM25Matrix:
-        terms = np.frombuffer(postings.terms, dtype=np.int64) if postings.terms else np.zeros(0, np.int64)
-        lengths = np.frombuffer(postings.lengths, dtype=np.int64) if postings.lengths else np.zeros(0, np.int64)
-        return BM25Matrix.build(terms, lengths, len(self.vocabulary), k1=self.config.k1, b=self.config.b)
-
 
 class _Postings:
-    """Term ids of every skill, one after another, and how many belong to each skill."""
+    """Word ids of every skill, one after another, and how many belong to each skill."""
 
     def __init__(self) -> None:
-        self.terms = array('q')
+        self.words = array('q')
         self.lengths = array('q')
 
-    def add(self, term_ids: list[int]) -> None:
-        self.terms.extend(term_ids)
-        self.lengths.append(len(term_ids))
+    def add(self, word_ids: list[int]) -> None:
+        self.words.extend(word_ids)
+        self.lengths.append(len(word_ids))
 
 
-class _Vocabulary(dict[str, int]):
-    """Term → id, numbering new terms as they are met."""
+class _Numbering(dict[str, int]):
+    """String → id, numbering new strings as they are met."""
 
-    def __missing__(self, term: str) -> int:
-        self[term] = len(self)
-        return self[term]
-
-    def ids(self, terms: list[str]) -> list[int]:
-        return list(map(self.__getitem__, terms))
+    def __missing__(self, key: str) -> int:
+        self[key] = len(self)
+        return self[key]
 
 
-def _document_terms(document: SearchDocument, body_chars: int) -> tuple[list[str], list[str], list[str], list[str]]:
-    return (
-        tokenize(split_identifier(document.name)),
-        tokenize(document.description),
-        tokenize(document.keywords),
-        tokenize(document.body[:body_chars]) if body_chars > 0 else [],
-    )
+class _WordTerms:
+    """The term ids of each word id (none for a stop word, several for a CJK run), as flat arrays."""
+
+    def __init__(self, terms_of_word: list[list[int]]) -> None:
+        self.counts = np.array([len(terms) for terms in terms_of_word], dtype=np.int64)
+        self.starts = np.zeros(len(terms_of_word) + 1, dtype=np.int64)
+        np.cumsum(self.counts, out=self.starts[1:])
+        self.terms = np.array([term for terms in terms_of_word for term in terms], dtype=np.int64)
+
+    def expand(self, postings: _Postings) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The postings as term ids, and the number of terms in each document."""
+        word_ids = np.frombuffer(postings.words, dtype=np.int64) if postings.words else np.zeros(0, np.int64)
+        lengths = np.frombuffer(postings.lengths, dtype=np.int64) if postings.lengths else np.zeros(0, np.int64)
+        counts = self.counts[word_ids]
+        # Term k of the word at token position i sits at starts[word] + k; lay those out token after token.
+        first_term_of_token = np.cumsum(counts) - counts
+        positions = np.repeat(self.starts[word_ids] - first_term_of_token, counts) + np.arange(int(counts.sum()))
+        doc_of_token = np.repeat(np.arange(len(lengths)), lengths)
+        term_lengths = np.bincount(doc_of_token, weights=counts, minlength=len(lengths)).astype(np.int64)
+        return self.terms[positions], term_lengths
+
+
+def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str, str, str]:
+    body = document.body[:body_chars] if body_chars > 0 else ''
+    return split_identifier(document.name), document.description, document.keywords, body
 
 
 def top_hits(scores: npt.NDArray[np.float64], limit: int, threshold: float) -> list[tuple[int, float]]:
