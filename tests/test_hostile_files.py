@@ -284,6 +284,17 @@ def test_a_dangling_skill_md_symlink_is_reported(tmp_path: Path) -> None:
     case(AREA, 'SKILL.md is a dangling symlink', f'skipped: {skipped.problem}', root=tmp_path)
 
 
+def test_a_skill_md_symlink_to_a_file_inside_its_folder_is_read(tmp_path: Path) -> None:
+    (tmp_path / 'demo').mkdir()
+    (tmp_path / 'demo' / 'real.md').write_text(valid(body='Follow the real file.'), encoding='utf-8')
+    (tmp_path / 'demo' / 'SKILL.md').symlink_to('real.md')
+
+    library, problems = build(tmp_path)
+
+    assert problems == []
+    assert library.skills['demo'].load_instructions() == 'Follow the real file.'
+
+
 def test_a_skill_md_symlink_to_a_file_outside_its_folder_is_refused(tmp_path: Path) -> None:
     secret = tmp_path / 'secret.md'
     secret.write_text(valid(body='TOP SECRET'), encoding='utf-8')

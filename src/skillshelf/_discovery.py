@@ -57,13 +57,16 @@ def discover(directory: Path) -> Discovery:
         _read_into(found, directory, check_containment=False)
         return found
     try:
-        children = sorted(child for child in directory.iterdir() if not child.name.startswith('.'))
+        with os.scandir(directory) as entries:
+            children = sorted((entry.name, entry.is_symlink()) for entry in entries if not entry.name.startswith('.'))
     except OSError as error:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({error.strerror or error})'))
         return found
-    for child in children:
+    for name, is_symlink in children:
+        child = directory / name
         if _is_skill_folder(child):
-            _read_into(found, child, check_containment=True)
+            # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
+            _read_into(found, child, check_containment=is_symlink)
     return found
 
 

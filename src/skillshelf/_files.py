@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -9,7 +10,11 @@ from pathlib import Path
 _O_NONBLOCK = getattr(os, 'O_NONBLOCK', 0)
 """Opening a FIFO without it blocks until a writer appears: a hang, not an error."""
 _O_NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
-"""Callers pass a resolved path; a symlink appearing at it after their check is refused, not followed."""
+"""A symlink at the opened path is refused, not followed: one swapped in after a caller's check cannot redirect the read."""
+REFUSES_SYMLINKS = _O_NOFOLLOW != 0
+"""Whether `open_regular_file` refuses a symlink (not on Windows, which has no `O_NOFOLLOW`)."""
+SYMLINK_REFUSED_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
+"""What `open` reports for a refused symlink: `ELOOP` (Linux, macOS), `EMLINK` (FreeBSD)."""
 
 
 class NotRegularFileError(OSError):
@@ -17,7 +22,7 @@ class NotRegularFileError(OSError):
 
 
 def open_regular_file(target: Path) -> tuple[int, int]:
-    """Open the already-resolved `target` read-only, without blocking and without following a symlink.
+    """Open `target` read-only, without blocking and without following a symlink at its last component.
 
     Returns:
         The open descriptor (the caller closes it) and the file's size.

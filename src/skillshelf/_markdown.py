@@ -21,7 +21,7 @@ from frontmatter.default_handlers import YAMLHandler
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from ._errors import SkillFormatError, SkillWarning
-from ._files import NotRegularFileError, open_regular_file
+from ._files import REFUSES_SYMLINKS, SYMLINK_REFUSED_ERRNOS, NotRegularFileError, open_regular_file
 
 SKILL_FILE = 'SKILL.md'
 DELIMITER = '---'
@@ -93,11 +93,10 @@ def read_body(skill_file: Path) -> str:
         SkillFormatError: the file is missing, unreadable, too large, not UTF-8 or has no closed frontmatter.
     """
     text = _read_text(skill_file)
-    lines = text.split('\n')
-    closing = _closing_delimiter_index(lines)
-    if closing is None:
+    start = _body_start(text)
+    if start is None:
         raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line')
-    return '\n'.join(lines[closing + 1 :]).strip()
+    return text[start:].strip()
 
 
 def _is_delimiter(line: str) -> bool:
@@ -111,6 +110,20 @@ def _open_skill_file(skill_file: Path) -> tuple[BinaryIO, int]:
     FIFOs, devices and directories are refused without blocking on them, and a `SKILL.md` that is a
     symlink to a file outside its folder is refused, so a skill cannot make the library read other files.
     """
+    if not REFUSES_SYMLINKS:  # no O_NOFOLLOW (Windows): always check where the path leads
+        descriptor, size = _open_symlinked_skill_file(skill_file)
+        return os.fdopen(descriptor, 'rb'), size
+    try:
+        descriptor, size = open_regular_file(skill_file)
+    except OSError as error:
+        if error.errno not in SYMLINK_REFUSED_ERRNOS:
+            raise _unreadable(skill_file, error) from error
+        # `SKILL.md` is a symlink (or a loop): resolve it, and check that it stays in its folder.
+        descriptor, size = _open_symlinked_skill_file(skill_file)
+    return os.fdopen(descriptor, 'rb'), size
+
+
+def _open_symlinked_skill_file(skill_file: Path) -> tuple[int, int]:
     try:
         folder = skill_file.parent.resolve()
         target = skill_file.resolve()
@@ -119,12 +132,15 @@ def _open_skill_file(skill_file: Path) -> tuple[BinaryIO, int]:
     if not target.is_relative_to(folder):
         raise SkillFormatError(skill_file, f'the file is a symlink to {target}, outside its skill folder')
     try:
-        descriptor, size = open_regular_file(target)
-    except NotRegularFileError as error:
-        raise SkillFormatError(skill_file, 'it is not a regular file') from error
+        return open_regular_file(target)
     except OSError as error:
-        raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
-    return os.fdopen(descriptor, 'rb'), size
+        raise _unreadable(skill_file, error) from error
+
+
+def _unreadable(skill_file: Path, error: OSError) -> SkillFormatError:
+    if isinstance(error, NotRegularFileError):
+        return SkillFormatError(skill_file, 'it is not a regular file')
+    return SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})')
 
 
 def _reason(error: BaseException) -> str:
@@ -187,12 +203,16 @@ def _read_head(skill_file: Path) -> str:
 _BOM = b'\xef\xbb\xbf'
 
 
-def _closing_delimiter_index(lines: list[str]) -> int | None:
-    if not lines or not _is_delimiter(lines[0]):
+def _body_start(text: str) -> int | None:
+    """Where the body begins: just after the line closing the frontmatter (only the frontmatter is scanned)."""
+    end = text.find('\n')
+    if not _is_delimiter(text if end < 0 else text[:end]):
         return None
-    for index in range(1, len(lines)):
-        if _is_delimiter(lines[index]):
-            return index
+    while end >= 0:
+        start = end + 1
+        end = text.find('\n', start)
+        if _is_delimiter(text[start:] if end < 0 else text[start:end]):
+            return len(text) if end < 0 else end + 1
     return None
 
 
