@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import SkillFormatError
-from ._markdown import SKILL_FILE
+from ._frontmatter_cache import FrontmatterCache
+from ._markdown import SKILL_FILE, parse_frontmatter, warn_notes
 from ._resources import ResourceError, skill_root
-from ._skill import Skill
+from ._skill import Skill, folder_skill
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,13 @@ def discover(directory: Path) -> Discovery:
     except OSError as error:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({error.strerror or error})'))
         return found
+    cache = FrontmatterCache(directory)
     for name, is_symlink in children:
         child = directory / name
         if _is_skill_folder(child):
             # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
-            _read_into(found, child, check_containment=is_symlink)
+            _read_into(found, child, check_containment=is_symlink, cache=cache)
+    cache.save()
     return found
 
 
@@ -82,7 +85,9 @@ def _is_skill_folder(path: Path) -> bool:
         return False
 
 
-def _read_into(found: Discovery, folder: Path, *, check_containment: bool) -> None:
+def _read_into(
+    found: Discovery, folder: Path, *, check_containment: bool, cache: FrontmatterCache | None = None
+) -> None:
     if check_containment:
         try:
             skill_root(folder)
@@ -96,10 +101,14 @@ def _read_into(found: Discovery, folder: Path, *, check_containment: bool) -> No
                 )
             )
             return
+    skill_file = folder / SKILL_FILE
     try:
-        found.skills.append(Skill.from_folder(folder))
+        front = cache.parse(skill_file) if cache is not None else parse_frontmatter(skill_file)
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or folder, error.problem))
+        return
+    warn_notes(front, stacklevel=5)
+    found.skills.append(folder_skill(folder, front))
 
 
 def _describe_target(folder: Path) -> str:

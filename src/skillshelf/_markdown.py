@@ -54,6 +54,8 @@ class Frontmatter:
     """The `allowed-tools` field, split into tool patterns."""
     metadata: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """The `metadata` mapping plus every field the format does not define (`when_to_use`, `tags`, ...)."""
+    notes: tuple[str, ...] = ()
+    """Problems worth a warning that did not stop the skill (a repaired value, an over-long description)."""
 
 
 def name_problem(name: str) -> str | None:
@@ -76,14 +78,28 @@ def name_problem(name: str) -> str | None:
 
 
 def read_frontmatter(skill_file: Path) -> Frontmatter:
-    """Read and validate the frontmatter of `skill_file`, without reading its body.
+    """Read and validate the frontmatter of `skill_file`, without reading its body; warn about its `notes`.
 
     Raises:
         SkillFormatError: the file is missing, unreadable, too large or breaks the format.
     """
+    front = parse_frontmatter(skill_file)
+    warn_notes(front, stacklevel=3)
+    return front
+
+
+def parse_frontmatter(skill_file: Path) -> Frontmatter:
+    """Like `read_frontmatter`, leaving the warnings to the caller (see `warn_notes`)."""
+    notes: list[str] = []
     head = _read_head(skill_file)
-    data = _parse_yaml(skill_file, head)
-    return _validate(skill_file, data)
+    data = _parse_yaml(skill_file, head, notes)
+    return _validate(skill_file, data, notes)
+
+
+def warn_notes(front: Frontmatter, stacklevel: int = 2) -> None:
+    """Emit each of `front.notes` as a `SkillWarning`."""
+    for note in front.notes:
+        warnings.warn(SkillWarning(note), stacklevel=stacklevel + 1)
 
 
 def read_body(skill_file: Path) -> str:
@@ -337,13 +353,14 @@ def _load_yaml(text: str) -> Any:
     return _YAML_HANDLER.load(text, Loader=loader)
 
 
-def _parse_yaml(skill_file: Path, head: str) -> dict[str, Any]:
+def _parse_yaml(skill_file: Path, head: str, notes: list[str]) -> dict[str, Any]:
     try:
         data = _load_yaml(head)
     except _FrontmatterYAMLError as error:
         raise SkillFormatError(skill_file, f'the frontmatter is refused: {error}') from error
     except Exception as error:  # untrusted YAML: bad dates, huge integers and the like raise ValueError & co
         data = _recover_unquoted_colons(skill_file, head, error)
+        notes.append(f'{skill_file}: quoted a frontmatter value that contains ": "; quote it in the file')
     if data is None:
         raise SkillFormatError(skill_file, 'the frontmatter is empty; it needs `name` and `description`')
     if not isinstance(data, dict):
@@ -359,7 +376,7 @@ def _recover_unquoted_colons(skill_file: Path, head: str, error: Exception) -> A
 
     Skill authors often write `description: Use when: the user asks...`; YAML reads that as a nested
     mapping and fails. The spec asks clients to recover, so top-level plain values are quoted and
-    parsed again, with a warning.
+    parsed again (the caller notes it, for a warning).
     """
 
     def quote(match: re.Match[str]) -> str:
@@ -379,10 +396,6 @@ def _recover_unquoted_colons(skill_file: Path, head: str, error: Exception) -> A
         data = _load_yaml(repaired)
     except Exception:
         raise SkillFormatError(skill_file, problem) from error
-    warnings.warn(
-        SkillWarning(f'{skill_file}: quoted a frontmatter value that contains ": "; quote it in the file'),
-        stacklevel=2,
-    )
     return data
 
 
@@ -391,7 +404,7 @@ def _first_line(error: Exception) -> str:
     return _shorten(text.splitlines()[0]) if text else type(error).__name__
 
 
-def _validate(skill_file: Path, data: dict[str, Any]) -> Frontmatter:
+def _validate(skill_file: Path, data: dict[str, Any], notes: list[str]) -> Frontmatter:
     name = _required_string(skill_file, data, 'name')
     if problem := name_problem(name):
         raise SkillFormatError(skill_file, problem)
@@ -400,12 +413,9 @@ def _validate(skill_file: Path, data: dict[str, Any]) -> Frontmatter:
         raise SkillFormatError(skill_file, f'the name {name!r} does not match its folder {folder!r}; rename one')
     description = _required_string(skill_file, data, 'description')
     if len(description) > MAX_DESCRIPTION_LENGTH:
-        warnings.warn(
-            SkillWarning(
-                f'{skill_file}: the description is {len(description)} characters; '
-                f'the format allows {MAX_DESCRIPTION_LENGTH}, so catalogs may shorten it'
-            ),
-            stacklevel=3,
+        notes.append(
+            f'{skill_file}: the description is {len(description)} characters; '
+            f'the format allows {MAX_DESCRIPTION_LENGTH}, so catalogs may shorten it'
         )
     metadata = data.get('metadata', {})
     if not isinstance(metadata, Mapping):
@@ -418,6 +428,7 @@ def _validate(skill_file: Path, data: dict[str, Any]) -> Frontmatter:
         compatibility=_optional_string(skill_file, data, 'compatibility'),
         allowed_tools=_allowed_tools(skill_file, data.get('allowed-tools')),
         metadata={**extra, **cast('Mapping[str, Any]', metadata)},
+        notes=tuple(notes),
     )
 
 

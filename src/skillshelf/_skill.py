@@ -89,11 +89,7 @@ class Skill(Generic[AgentDepsT]):
             SkillFormatError: the `SKILL.md` is missing or breaks the Agent Skills format.
         """
         folder = Path(folder)
-        front = read_frontmatter(folder / SKILL_FILE)
-        skill = cls(front.name, front.description, metadata=_folder_metadata(front))
-        skill._instructions = None
-        skill.folder = folder
-        return skill
+        return folder_skill(folder, read_frontmatter(folder / SKILL_FILE))
 
     @property
     def tool(self):  # returns the toolset's overloaded decorator unchanged
@@ -156,6 +152,14 @@ class Skill(Generic[AgentDepsT]):
     def __repr__(self) -> str:
         source = f', folder={str(self.folder)!r}' if self.folder else ''
         return f'Skill(name={self.name!r}, tools={self.tool_names!r}{source})'
+
+
+def folder_skill(folder: Path, front: Frontmatter) -> Skill[Any]:
+    """The skill in `folder`, whose `SKILL.md` frontmatter is `front`; its body is read when it is loaded."""
+    skill = Skill[Any](front.name, front.description, metadata=_folder_metadata(front))
+    skill._instructions = None  # pyright: ignore[reportPrivateUsage]
+    skill.folder = folder
+    return skill
 
 
 def _folder_metadata(front: Frontmatter) -> dict[str, Any]:

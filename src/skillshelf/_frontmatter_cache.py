@@ -1,0 +1,120 @@
+"""Parsed frontmatter remembered between processes, so a warm start of a large library opens no `SKILL.md`.
+
+Discovery reads and parses every `SKILL.md` head (YAML); on a library of thousands of skills that is
+most of the start-up once the search index comes from its own cache. For a library directory with at
+least `CACHE_MIN_SKILLS` skills, the parsed frontmatter of each skill is kept in one JSON file, keyed
+by the `SKILL.md` path and its `stat` signature (modification and change times, size, inode): any
+edit, replacement or rename makes the entry stale and the file is parsed again. Frontmatter whose
+values do not survive JSON unchanged (dates, non-string keys) is simply not cached.
+
+The cache lives beside the index cache (`$SKILLSHELF_CACHE_DIR`, see `_index_cache`) and follows
+its rules: `SKILLSHELF_CACHE_DIR=off` turns it off, and a cache that cannot be read or written is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, cast
+
+from ._index_cache import CACHE_MIN_SKILLS, cache_directory
+from ._markdown import Frontmatter, parse_frontmatter
+
+__all__ = ('FrontmatterCache',)
+
+_FORMAT = 1
+"""Bump when `Frontmatter` or the rules that produce it change, so old cache files are not reused."""
+
+Signature = list[int]
+
+
+class FrontmatterCache:
+    """The frontmatter of one library directory's skills, read from and saved to the cache directory."""
+
+    def __init__(self, directory: Path) -> None:
+        cache = cache_directory()
+        digest = hashlib.sha256(os.path.abspath(directory).encode('utf-8', 'surrogatepass')).hexdigest()[:32]
+        self._file = None if cache is None else cache / f'frontmatter-{digest}.json'
+        self._known = self._load()
+        self._current: dict[str, list[Any]] = {}
+
+    def parse(self, skill_file: Path) -> Frontmatter:
+        """The frontmatter of `skill_file`, from the cache when the file is unchanged, else parsed.
+
+        Raises:
+            SkillFormatError: as `parse_frontmatter`.
+        """
+        signature = _signature(skill_file)
+        key = str(skill_file)
+        entry = self._known.get(key)
+        if signature is not None and entry is not None and entry[0] == signature:
+            front = _frontmatter_of(entry)
+            if front is not None:
+                self._current[key] = entry
+                return front
+        front = parse_frontmatter(skill_file)
+        if signature is not None and (entry := _entry_of(signature, front)) is not None:
+            self._current[key] = entry
+        return front
+
+    def save(self) -> None:
+        """Write the entries used in this discovery, if they differ from the saved ones and there are enough."""
+        if self._file is None or len(self._current) < CACHE_MIN_SKILLS or self._current == self._known:
+            return
+        temporary: str | None = None
+        try:
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile('w', dir=self._file.parent, suffix='.tmp', delete=False) as file:
+                temporary = file.name
+                json.dump({'format': _FORMAT, 'skills': self._current}, file, ensure_ascii=False)
+            os.replace(temporary, self._file)
+        except (OSError, ValueError):
+            if temporary is not None:
+                Path(temporary).unlink(missing_ok=True)
+
+    def _load(self) -> dict[str, list[Any]]:
+        if self._file is None:
+            return {}
+        try:
+            with self._file.open(encoding='utf-8') as file:
+                data: Any = json.load(file)
+            skills: dict[str, Any] = data['skills'] if data['format'] == _FORMAT else {}
+            return {key: entry for key, entry in skills.items() if isinstance(entry, list) and len(entry) == 8}  # pyright: ignore[reportUnknownArgumentType]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return {}
+
+
+def _signature(skill_file: Path) -> Signature | None:
+    try:
+        info = os.stat(skill_file)
+    except (OSError, ValueError):
+        return None
+    return [info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
+
+
+def _entry_of(signature: Signature, front: Frontmatter) -> list[Any] | None:
+    fields = [front.name, front.description, front.license, front.compatibility]
+    entry = [signature, *fields, list(front.allowed_tools), dict(front.metadata), list(front.notes)]
+    try:
+        survives = json.loads(json.dumps(entry, ensure_ascii=False)) == entry
+    except (TypeError, ValueError):
+        return None
+    return entry if survives else None
+
+
+def _frontmatter_of(entry: list[Any]) -> Frontmatter | None:
+    """The cached frontmatter, or `None` if the entry is malformed (then the file is parsed)."""
+    _, name, description, license_, compatibility, allowed_tools, metadata, notes = entry
+    texts = (name, description)
+    optional = (license_, compatibility)
+    if not all(isinstance(text, str) for text in texts) or not all(v is None or isinstance(v, str) for v in optional):
+        return None
+    if not isinstance(allowed_tools, list) or not isinstance(metadata, dict) or not isinstance(notes, list):
+        return None
+    tools, more, problems = cast('list[Any]', allowed_tools), cast('dict[str, Any]', metadata), cast('list[Any]', notes)
+    return Frontmatter(
+        name, description, license_, compatibility, tuple(map(str, tools)), more, tuple(map(str, problems))
+    )

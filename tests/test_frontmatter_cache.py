@@ -1,0 +1,161 @@
+"""The frontmatter cache: a warm start opens no `SKILL.md`, yet sees every edit and loses no warning."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import skillshelf._markdown
+from skillshelf import SkillLibrary, SkillWarning
+from skillshelf._index_cache import CACHE_MIN_SKILLS
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / 'cache'
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(directory))
+    return directory
+
+
+@pytest.fixture
+def head_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every `SKILL.md` whose frontmatter is read from disk."""
+    reads: list[Path] = []
+    original = skillshelf._markdown._read_head  # pyright: ignore[reportPrivateUsage]
+
+    def recording(skill_file: Path) -> str:
+        reads.append(skill_file)
+        return original(skill_file)
+
+    monkeypatch.setattr(skillshelf._markdown, '_read_head', recording)
+    return reads
+
+
+def write_library(root: Path, count: int = CACHE_MIN_SKILLS) -> Path:
+    for n in range(count):
+        write(root, f'skill-{n:04d}', f'description: Handle topic {n}.\nmetadata:\n  keywords: [alpha{n}, beta]\n')
+    return root
+
+
+def write(root: Path, name: str, fields: str) -> Path:
+    (root / name).mkdir(parents=True, exist_ok=True)
+    skill_file = root / name / 'SKILL.md'
+    skill_file.write_text(f'---\nname: {name}\n{fields}---\n\nBody of {name}.\n', encoding='utf-8')
+    return skill_file
+
+
+def snapshot(library: SkillLibrary) -> list[tuple[Any, ...]]:
+    return [(s.name, s.description, dict(s.metadata), s.folder, s.load_instructions()) for s in library.skills.values()]
+
+
+def test_a_warm_start_reads_no_frontmatter_and_builds_the_same_library(
+    tmp_path: Path, cache: Path, head_reads: list[Path]
+) -> None:
+    root = write_library(tmp_path / 'lib')
+    cold = SkillLibrary.build(directories=[root])
+    assert len(head_reads) == CACHE_MIN_SKILLS
+    assert len(list(cache.glob('frontmatter-*.json'))) == 1
+
+    head_reads.clear()
+    warm = SkillLibrary.build(directories=[root])
+
+    assert head_reads == []
+    assert snapshot(warm) == snapshot(cold)
+    assert warm.skills['skill-0003'].keywords == 'alpha3 beta'
+
+
+def test_an_edited_or_replaced_skill_md_is_read_again(tmp_path: Path, cache: Path, head_reads: list[Path]) -> None:
+    root = write_library(tmp_path / 'lib')
+    SkillLibrary.build(directories=[root])
+    edited = write(root, 'skill-0001', 'description: Now about zeppelins.\n')
+    replaced = root / 'skill-0002' / 'SKILL.md'
+    replacement = tmp_path / 'replacement.md'
+    replacement.write_text(replaced.read_text(encoding='utf-8').replace('topic 2', 'topic two'), encoding='utf-8')
+    stat = replaced.stat()
+    os.utime(replacement, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime and size: only inode/ctime differ
+    os.replace(replacement, replaced)
+    head_reads.clear()
+
+    library = SkillLibrary.build(directories=[root])
+
+    assert sorted(head_reads) == [edited, replaced]
+    assert library.skills['skill-0001'].description == 'Now about zeppelins.'
+    assert library.skills['skill-0002'].description == 'Handle topic two.'
+
+
+def test_warnings_are_repeated_on_a_warm_start(tmp_path: Path, cache: Path, head_reads: list[Path]) -> None:
+    root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS - 1)
+    write(root, 'colons', 'description: Use when: the user asks about colons.\n')
+    for attempt in ('cold', 'warm'):
+        head_reads.clear()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            library = SkillLibrary.build(directories=[root])
+        messages = [str(w.message) for w in caught if issubclass(w.category, SkillWarning)]
+        assert messages == [
+            f'{root / "colons" / "SKILL.md"}: quoted a frontmatter value that contains ": "; quote it in the file'
+        ], attempt
+        assert library.skills['colons'].description == 'Use when: the user asks about colons.'
+    assert head_reads == []
+
+
+def test_frontmatter_that_json_cannot_hold_is_parsed_each_time(
+    tmp_path: Path, cache: Path, head_reads: list[Path]
+) -> None:
+    root = write_library(tmp_path / 'lib')
+    dated = write(root, 'dated', 'description: Has a date.\nreleased: 2026-11-22\n')
+    first = SkillLibrary.build(directories=[root])
+    head_reads.clear()
+
+    second = SkillLibrary.build(directories=[root])
+
+    assert head_reads == [dated]
+    assert second.skills['dated'].metadata == first.skills['dated'].metadata
+    assert str(second.skills['dated'].metadata['released']) == '2026-11-22'
+
+
+@pytest.mark.parametrize(
+    'content',
+    [
+        'not json',
+        json.dumps({'format': 1, 'skills': []}),
+        json.dumps({'format': 1, 'skills': {'x': [1, 2]}}),
+        json.dumps([1, 2, 3]),
+    ],
+)
+def test_a_corrupt_cache_is_ignored(tmp_path: Path, cache: Path, content: str) -> None:
+    root = write_library(tmp_path / 'lib')
+    expected = snapshot(SkillLibrary.build(directories=[root]))
+    (cache_file,) = cache.glob('frontmatter-*.json')
+    cache_file.write_text(content, encoding='utf-8')
+    assert snapshot(SkillLibrary.build(directories=[root])) == expected
+
+
+def test_a_tampered_entry_is_parsed_again(tmp_path: Path, cache: Path, head_reads: list[Path]) -> None:
+    root = write_library(tmp_path / 'lib')
+    SkillLibrary.build(directories=[root])
+    (cache_file,) = cache.glob('frontmatter-*.json')
+    data = json.loads(cache_file.read_text(encoding='utf-8'))
+    data['skills'][str(root / 'skill-0005' / 'SKILL.md')][2] = ['not', 'a', 'string']
+    cache_file.write_text(json.dumps(data), encoding='utf-8')
+    head_reads.clear()
+
+    library = SkillLibrary.build(directories=[root])
+
+    assert head_reads == [root / 'skill-0005' / 'SKILL.md']
+    assert library.skills['skill-0005'].description == 'Handle topic 5.'
+
+
+def test_small_libraries_and_a_disabled_cache_write_nothing(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    SkillLibrary.build(directories=[write_library(tmp_path / 'small', CACHE_MIN_SKILLS - 1)])
+    assert not cache.exists()
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
+    SkillLibrary.build(directories=[write_library(tmp_path / 'large')])
+    assert not cache.exists()
