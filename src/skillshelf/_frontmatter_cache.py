@@ -47,6 +47,8 @@ class FrontmatterCache:
         Raises:
             SkillFormatError: as `parse_frontmatter`.
         """
+        if self._file is None:
+            return parse_frontmatter(skill_file)
         signature = _signature(skill_file)
         key = str(skill_file)
         entry = self._known.get(key)
@@ -69,7 +71,7 @@ class FrontmatterCache:
             self._file.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile('w', dir=self._file.parent, suffix='.tmp', delete=False) as file:
                 temporary = file.name
-                json.dump({'format': _FORMAT, 'skills': self._current}, file, ensure_ascii=False)
+                file.write(json.dumps({'format': _FORMAT, 'skills': self._current}, ensure_ascii=False))
             os.replace(temporary, self._file)
         except (OSError, ValueError):
             if temporary is not None:
