@@ -19,7 +19,16 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 
 import skillshelf._semantic as semantic
-from skillshelf import Encoder, SemanticUnavailableError, Skill, SkillError, SkillLibrary, SkillMatch, Skills
+from skillshelf import (
+    Encoder,
+    SemanticUnavailableError,
+    Skill,
+    SkillError,
+    SkillLibrary,
+    SkillMatch,
+    Skills,
+    SkillWarning,
+)
 
 from conftest import Script, call, tool_returns
 
@@ -208,11 +217,38 @@ def test_bad_search_options_in_a_spec_say_what_is_expected(options: dict[str, An
         Skills.from_spec(**options)
 
 
-def test_an_encoder_returning_the_wrong_shape_is_named_at_the_first_search() -> None:
+def test_an_encoder_returning_the_wrong_shape_is_named_and_search_falls_back_to_lexical() -> None:
     library = SkillLibrary.build(travel_skills(), encoder=lambda texts: np.ones((1, 8), dtype=np.float32))
 
-    with pytest.raises(SkillError, match=r'returned an array of shape \(1, 8\) for 3 texts'):
-        library.search(PARAPHRASE, 3)
+    with pytest.warns(SkillWarning, match=r'ranked lexically: .*returned an array of shape \(1, 8\) for 3 texts'):
+        hits = library.search('extract fields from a PDF', 3)
+
+    assert [hit.name for hit in hits] == ['pdf-forms']
+
+
+class FlakyEncoder(WordEncoder):
+    """An embedding API that is down until `up` is set."""
+
+    up = False
+
+    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not self.up:
+            raise ConnectionError('embedding service unavailable')
+        return super().__call__(texts)
+
+
+def test_a_failing_encoder_never_ends_the_run_and_is_tried_again(make_script: Callable[..., Script]) -> None:
+    encoder = FlakyEncoder()
+    capability = Skills(skills=travel_skills(), encoder=encoder)
+    script = make_script([call('search_skills', query='book plane tickets')], [TextPart('ok')])
+
+    with pytest.warns(SkillWarning, match='hybrid search failed, so this search ranked lexically: embedding service'):
+        messages = Agent(script.model(), capabilities=[capability]).run_sync('fly me').all_messages()
+
+    [matches] = tool_returns(messages, 'search_skills')
+    assert [match.name for match in matches] == ['flight-booking']
+    encoder.up = True
+    assert capability.library.search(PARAPHRASE, 1)[0].name == 'car-rental'  # hybrid again once the API is back
 
 
 def test_vectors_are_cached_on_disk_and_reused_until_a_skill_changes(tmp_path: Path, cache_dir: Path) -> None:

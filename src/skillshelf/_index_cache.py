@@ -88,10 +88,13 @@ class SearchEngine:
         default_factory=dict[str, 'npt.NDArray[np.float32]'], init=False, repr=False, compare=False
     )
 
-    def build(self, skills: Iterable[Skill[Any]]) -> SkillIndex | HybridIndex:
-        """The index `search_skills` ranks with; a rebuild after an edit embeds only the changed skills."""
+    def build(self, skills: Iterable[Skill[Any]], lexical: SkillIndex | None = None) -> SkillIndex | HybridIndex:
+        """The index `search_skills` ranks with; a rebuild after an edit embeds only the changed skills.
+
+        `lexical` is the lexical index of these `skills` if it is already built.
+        """
         skills = list(skills)
-        lexical = build_skill_index(skills)
+        lexical = build_skill_index(skills) if lexical is None else lexical
         if not self.hybrid:
             return lexical
         encoder = self.encoder or shared_encoder()

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from ._discovery import Fingerprint, SkippedSkill, discover, fingerprint
 from ._errors import SkillConflictError, SkillError, SkillWarning
-from ._index_cache import SearchEngine
+from ._index_cache import SearchEngine, build_skill_index
 from ._markdown import SKILL_FILE
 from ._search import SearchHit, SkillIndex
 from ._semantic import DEFAULT_LEXICAL_WEIGHT, SEARCH_MODES, Encoder, HybridIndex, SearchMode, check_available
@@ -140,14 +140,26 @@ class SkillLibrary:
         With hybrid search the first call also embeds the skills (and loads the bundled model, once per process).
         """
         ranker = self._ranker
-        if ranker is None:
-            with self._index_lock:  # concurrent first searches would each embed the whole library
-                ranker = self._ranker
-                if ranker is None:
-                    ranker = self._engine.build(self.skills.values())
-                    self._index = ranker.lexical if isinstance(ranker, HybridIndex) else ranker
-                    self._ranker = ranker
-        return ranker.search(query, limit)
+        try:
+            if ranker is None:
+                with self._index_lock:  # concurrent first searches would each embed the whole library
+                    ranker = self._ranker or self._build_ranker()
+            return ranker.search(query, limit)
+        except Exception as error:
+            # An embedding model or API that fails must not end the agent's run: rank lexically this time
+            # (the next search tries the encoder again) and say why.
+            if not self._engine.hybrid or self._index is None:
+                raise
+            warnings.warn(SkillWarning(f'hybrid search failed, so this search ranked lexically: {error}'), stacklevel=2)
+            return self._index.search(query, limit)
+
+    def _build_ranker(self) -> SkillIndex | HybridIndex:
+        skills = list(self.skills.values())
+        if self._index is None:
+            self._index = build_skill_index(skills)
+        ranker = self._engine.build(skills, self._index)
+        self._ranker = ranker
+        return ranker
 
     def __len__(self) -> int:
         return len(self.skills)
