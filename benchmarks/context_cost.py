@@ -9,7 +9,8 @@ read from `AgentInfo` (`info.instructions`, `info.function_tools`): characters, 
 characters / 4. Next to it: the size of putting every skill's name and description in context (what
 catalog-in-the-prompt designs send) and of one tool per skill. The time covers `Agent(...)`
 construction (which discovers the skills) through the end of the two-request run (the first search
-reads the bodies and builds the index), cold (empty index cache) and warm (cache present).
+reads the bodies and builds the index), cold (empty caches) and warm (frontmatter and index caches present).
+Sizes past the 2,651 real skills add the mutated copies of `scale.py`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from _common import Doc, fmt, machine, markdown_table, trigger_sets, write_json,
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from scale import scaled_docs
 
 from skillshelf import Skills
 
@@ -80,13 +82,13 @@ def everything_in_context(docs: list[Doc]) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--data', type=Path, required=True)
-    parser.add_argument('--sizes', default='10,100,1000,2651')
+    parser.add_argument('--sizes', default='10,100,1000,2651,100000')
     parser.add_argument('--no-readme', action='store_true')
     args = parser.parse_args()
     pooled = trigger_sets(args.data)[1].docs
     rows: list[dict[str, Any]] = []
     for size in [int(s) for s in args.sizes.split(',')]:
-        docs = pooled[:size]
+        docs = pooled[:size] if size <= len(pooled) else scaled_docs(args.data, size)
         with tempfile.TemporaryDirectory(prefix='skillshelf-context-') as tmp:
             write_skill_folders(docs, Path(tmp) / 'skills')
             os.environ['SKILLSHELF_CACHE_DIR'] = str(Path(tmp) / 'cache')
