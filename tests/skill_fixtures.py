@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
 from pydantic_ai import RunContext
 
 from skillshelf import Skill
@@ -53,3 +59,25 @@ travel = [weather, currency]
 
 travel_names = [skill.name for skill in travel]
 """A list that is not a list of skills, for import-path errors."""
+
+
+SYNONYMS = {'hire': 'rent', 'automobile': 'car', 'aeroplane': 'plane', 'complete': 'fill'}
+STOPWORDS = frozenset({'a', 'an', 'the', 'and', 'for', 'to', 'of', 'in', 'my', 'me'})
+
+
+class WordEncoder:
+    """Hashed bag of words (after synonyms), L2-normalised; records every text it is asked to embed."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self.texts: list[str] = []
+
+    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.texts.extend(texts)
+        rows = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r'[a-z]+', text.lower()):
+                if word not in STOPWORDS:
+                    rows[row, zlib.crc32(f'{self.seed}:{SYNONYMS.get(word, word)}'.encode()) % 64] += 1
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return (rows / np.where(norms > 0, norms, 1)).astype(np.float32)

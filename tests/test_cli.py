@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+import skillshelf._semantic as semantic
 from skillshelf import Skill
 from skillshelf._cli import main
 from skillshelf._cli._app import app
 from skillshelf._toolset import META_TOOL_NAMES
 
 from conftest import SAMPLE_SKILLS
-from skill_fixtures import weather
+from skill_fixtures import WordEncoder, weather
 
 runner = CliRunner(env={'COLUMNS': '200', 'NO_COLOR': '1'})
 SAMPLE_NAMES = sorted(path.name for path in SAMPLE_SKILLS.iterdir() if (path / 'SKILL.md').is_file())
@@ -472,3 +473,40 @@ def test_missing_cli_extra_explains_how_to_install_it(
         main()
     assert exit_info.value.code == 1
     assert 'pip install "skillshelf[cli]"' in capsys.readouterr().err
+
+
+def test_eval_fail_under_gates_on_precision_at_1(tmp_path: Path) -> None:
+    queries = write_queries(
+        tmp_path / 'queries.jsonl',
+        [
+            {'query': 'review my SQL migration', 'relevant': ['sql-review']},
+            {'query': 'git commit message', 'relevant': ['release-notes']},  # a miss: P@1 is 0.5
+        ],
+    )
+    passing = run('eval', queries, SAMPLE_SKILLS, '--fail-under', '0.5')
+    assert passing.exit_code == 0, passing.output
+
+    failing = run('eval', queries, SAMPLE_SKILLS, '--fail-under', '0.6', '--json')
+    assert failing.exit_code == 1
+    assert json.loads(failing.stdout)['precision_at_1'] == 0.5  # the report is still printed
+    assert 'Precision@1 is 0.500, below --fail-under 0.6' in failing.stderr
+
+
+def test_hybrid_flag_without_the_extra_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(semantic, 'find_spec', lambda name, package=None: None)
+    queries = write_queries(tmp_path / 'queries.jsonl', [{'query': 'review my SQL', 'relevant': ['sql-review']}])
+    for command in (['search', 'review my SQL'], ['eval', queries]):
+        result = run(*command, SAMPLE_SKILLS, '--hybrid')
+        assert result.exit_code == 1, command
+        assert "pip install 'skillshelf[semantic]'" in ' '.join(result.stderr.split()), command
+
+
+def test_hybrid_flag_ranks_with_the_bundled_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(semantic, 'find_spec', lambda name, package=None: object())
+    monkeypatch.setattr(semantic, 'load_encoder', WordEncoder)
+    monkeypatch.setattr(semantic, '_shared', [])
+
+    data = run_json('search', 'review my SQL migration', SAMPLE_SKILLS, '--hybrid')
+
+    assert data['results'][0]['name'] == 'sql-review'
+    assert len(semantic._shared) == 1  # pyright: ignore[reportPrivateUsage]  # the model was loaded: hybrid ranked

@@ -7,7 +7,6 @@ together, so a paraphrase can match by meaning where BM25 sees no shared word. N
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,29 +30,10 @@ from skillshelf import (
 )
 
 from conftest import Script, call, tool_returns
+from skill_fixtures import WordEncoder
 
-SYNONYMS = {'hire': 'rent', 'automobile': 'car', 'aeroplane': 'plane', 'complete': 'fill'}
-STOPWORDS = frozenset({'a', 'an', 'the', 'and', 'for', 'to', 'of', 'in', 'my', 'me'})
 PARAPHRASE = 'hire an automobile'
 """No word in common with any skill below: BM25 finds nothing, the synonyms find `car-rental`."""
-
-
-class WordEncoder:
-    """Hashed bag of words (after synonyms), L2-normalised; records every text it is asked to embed."""
-
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-        self.texts: list[str] = []
-
-    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        self.texts.extend(texts)
-        rows = np.zeros((len(texts), 64), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r'[a-z]+', text.lower()):
-                if word not in STOPWORDS:
-                    rows[row, zlib.crc32(f'{self.seed}:{SYNONYMS.get(word, word)}'.encode()) % 64] += 1
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return (rows / np.where(norms > 0, norms, 1)).astype(np.float32)
 
 
 def encode_words(texts: Sequence[str]) -> npt.NDArray[np.float32]:

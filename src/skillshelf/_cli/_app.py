@@ -23,9 +23,10 @@ from .._errors import SkillError, SkillWarning
 from .._library import SkillLibrary
 from .._lint import SkillReport, lint_directories
 from .._resources import ResourceError
+from .._semantic import SearchMode
 from .._skill import Skill
 from .._toolset import MAX_SEARCH_LIMIT, META_TOOL_NAMES, SkillMatch
-from ._eval import EvalFileError, evaluate, read_cases
+from ._eval import EvalFileError, EvalReport, evaluate, read_cases
 from ._probe import Size, replay, size_of, skill_tools, tool_json, tools_size
 from ._render import emit_json, err, fail, out, score_bar, shorten, size_json, size_text
 
@@ -56,6 +57,10 @@ ImportPaths = Annotated[
     ),
 ]
 AsJson = Annotated[bool, typer.Option('--json', help='Print JSON for scripts instead of tables.')]
+Hybrid = Annotated[
+    bool,
+    typer.Option('--hybrid', help='Rank like Skills(search="hybrid"): lexical + embeddings (the [semantic] extra).'),
+]
 
 
 def _directories(directories: Sequence[Path] | None) -> list[Path]:
@@ -75,27 +80,39 @@ def _python_skills(import_paths: Sequence[str] | None) -> list[Skill[Any]]:
         fail(str(error))
 
 
-def _library(directories: Sequence[Path] | None, import_paths: Sequence[str] | None) -> SkillLibrary:
+def _library(
+    directories: Sequence[Path] | None, import_paths: Sequence[str] | None, *, hybrid: bool = False
+) -> SkillLibrary:
     """The library exactly as the `Skills` capability builds it; skipped folders are in `.skipped`."""
     skills = _python_skills(import_paths)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', SkillWarning)
         try:
-            return SkillLibrary.build(skills, _directories(directories), reserved_tool_names=META_TOOL_NAMES)
+            return SkillLibrary.build(
+                skills, _directories(directories), reserved_tool_names=META_TOOL_NAMES, search=_mode(hybrid)
+            )
         except SkillError as error:
             fail(str(error))
 
 
 def _capability(
-    directories: Sequence[Path] | None, import_paths: Sequence[str] | None, budget: int = DEFAULT_CATALOG_BUDGET
+    directories: Sequence[Path] | None,
+    import_paths: Sequence[str] | None,
+    budget: int = DEFAULT_CATALOG_BUDGET,
+    *,
+    hybrid: bool = False,
 ) -> Skills[Any]:
     skills = _python_skills(import_paths)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', SkillWarning)
         try:
-            return Skills(list(_directories(directories)), skills=skills, catalog_budget=budget)
+            return Skills(list(_directories(directories)), skills=skills, catalog_budget=budget, search=_mode(hybrid))
         except SkillError as error:
             fail(str(error))
+
+
+def _mode(hybrid: bool) -> SearchMode:
+    return 'hybrid' if hybrid else 'lexical'
 
 
 def _progress(label: str, quiet: bool) -> Progress:
@@ -430,10 +447,11 @@ def search(
     limit: Annotated[
         int, typer.Option('--limit', '-n', min=1, max=MAX_SEARCH_LIMIT, help='How many results, like search_skills.')
     ] = 5,
+    hybrid: Hybrid = False,
     as_json: AsJson = False,
 ) -> None:
     """Show what search_skills returns to the model for a query, with scores."""
-    capability = _capability(directories, skill)
+    capability = _capability(directories, skill, hybrid=hybrid)
     _note_skipped(capability.library.skipped, as_json)
     capture = replay(capability, [('search_skills', {'query': query, 'limit': limit})])
     result: Any = capture.returns[0].content if capture.returns else []
@@ -494,6 +512,11 @@ def eval_command(
     by_skill: Annotated[
         bool, typer.Option('--by-skill', help='Also score each skill: found for its queries, first on others.')
     ] = False,
+    fail_under: Annotated[
+        float | None,
+        typer.Option('--fail-under', min=0, max=1, help='Exit with status 1 if Precision@1 is below this (for CI).'),
+    ] = None,
+    hybrid: Hybrid = False,
     as_json: AsJson = False,
 ) -> None:
     """Measure how well the library's search finds the right skill for labelled queries.
@@ -506,15 +529,21 @@ def eval_command(
         cases = read_cases(queries, target)
     except EvalFileError as error:
         fail(str(error))
-    library = _library(directories, skill)
+    library = _library(directories, skill, hybrid=hybrid)
     _note_skipped(library.skipped, as_json)
     with _progress('Ranking queries', as_json) as progress:
         task = progress.add_task('eval', total=len(cases))
         report = evaluate(library, cases, advance=lambda: progress.advance(task), worst=worst)
+    _print_report(report, library, len(cases), by_skill=by_skill, as_json=as_json)
+    if fail_under is not None and report.precision_at_1 < fail_under:
+        fail(f'Precision@1 is {report.precision_at_1:.3f}, below --fail-under {fail_under:g}')
+
+
+def _print_report(report: EvalReport, library: SkillLibrary, queries: int, *, by_skill: bool, as_json: bool) -> None:
     if as_json:
         emit_json(
             {
-                'queries': len(cases),
+                'queries': queries,
                 'positives': report.positives,
                 'negatives': report.negatives,
                 'precision_at_1': report.precision_at_1,
@@ -540,7 +569,7 @@ def eval_command(
         )
         return
     console = out()
-    metrics = Table(title=f'{len(library)} skills, {len(cases)} queries', title_justify='left', show_edge=False)
+    metrics = Table(title=f'{len(library)} skills, {queries} queries', title_justify='left', show_edge=False)
     metrics.add_column('Metric', style='bold')
     metrics.add_column('Value', justify='right')
     metrics.add_column('Over', style='dim')

@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ._probe import Size
 
@@ -29,7 +30,7 @@ def emit_json(data: Any) -> None:
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print an error to standard error and exit with `code`."""
-    err().print(f'[bold red]error:[/] {message}', markup=True)
+    err().print(f'[bold red]error:[/] {escape(message)}', markup=True)  # messages hold `[extras]` and paths
     raise typer.Exit(code)
 
 
