@@ -7,6 +7,7 @@ with `name` and `description` required, then a markdown body of instructions.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 import unicodedata
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 import yaml
-from frontmatter.default_handlers import YAMLHandler
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from ._errors import SkillFormatError, SkillWarning
@@ -34,8 +34,6 @@ MAX_SKILL_FILE_BYTES = 2 * 1024 * 1024
 """A `SKILL.md` larger than this is refused rather than read into every run's context."""
 
 KNOWN_FIELDS = frozenset({'name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'})
-
-_YAML_HANDLER = YAMLHandler()
 
 
 @dataclass(frozen=True)
@@ -58,6 +56,10 @@ class Frontmatter:
     """Problems worth a warning that did not stop the skill (a repaired value, an over-long description)."""
 
 
+_NAME_CHARACTERS = re.compile(r'(?:[^\W_]|-)+')
+"""Letters and digits of any script (what `str.isalnum` accepts) and hyphens."""
+
+
 def name_problem(name: str) -> str | None:
     """Why `name` breaks the Agent Skills naming rules, or `None` if it is valid."""
     if not name:
@@ -72,7 +74,7 @@ def name_problem(name: str) -> str | None:
         return f'the name {name!r} starts or ends with a hyphen'
     if '--' in name:
         return f'the name {name!r} has consecutive hyphens'
-    if not all(char.isalnum() or char == '-' for char in name):
+    if not _NAME_CHARACTERS.fullmatch(name):
         return f'the name {name!r} may only contain lower-case letters, digits and single hyphens'
     return None
 
@@ -102,17 +104,22 @@ def warn_notes(front: Frontmatter, stacklevel: int = 2) -> None:
         warnings.warn(SkillWarning(note), stacklevel=stacklevel + 1)
 
 
-def read_body(skill_file: Path) -> str:
+def read_body(skill_file: Path, max_chars: int | None = None) -> str:
     """Read the markdown body of `skill_file`: everything after the frontmatter, stripped.
+
+    With `max_chars`, only the body's first `max_chars` characters, and only the start of the file is read
+    (the search index needs a body's beginning, and a large library has many bodies).
 
     Raises:
         SkillFormatError: the file is missing, unreadable, too large, not UTF-8 or has no closed frontmatter.
     """
-    text = _read_text(skill_file)
+    # A frontmatter fills at most `_HEAD_READ_BYTES`; a character takes at most 4 bytes in UTF-8.
+    text = _read_text(skill_file, None if max_chars is None else _HEAD_READ_BYTES + 4 * max_chars)
     start = _body_start(text)
     if start is None:
         raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line')
-    return text[start:].strip()
+    body = text[start:].strip()
+    return body if max_chars is None else body[:max_chars]
 
 
 def _is_delimiter(line: str) -> bool:
@@ -167,13 +174,15 @@ def _reason(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def _read_text(skill_file: Path) -> str:
+def _read_text(skill_file: Path, max_bytes: int | None = None) -> str:
+    """The file's text; with `max_bytes`, only its start (a character cut in two at the end is dropped)."""
     stream, size = _open_skill_file(skill_file)
+    wanted = MAX_SKILL_FILE_BYTES + 1 if max_bytes is None else min(max_bytes, MAX_SKILL_FILE_BYTES + 1)
     with stream:
         if size > MAX_SKILL_FILE_BYTES:
             raise SkillFormatError(skill_file, f'the file is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
         try:
-            raw = stream.read(MAX_SKILL_FILE_BYTES + 1)
+            raw = stream.read(wanted)
         except OSError as error:
             raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
     if len(raw) > MAX_SKILL_FILE_BYTES:
@@ -181,17 +190,22 @@ def _read_text(skill_file: Path) -> str:
     try:
         return raw.decode('utf-8-sig')
     except UnicodeDecodeError as error:
+        if len(raw) == wanted and error.reason == 'unexpected end of data':
+            return raw[: error.start].decode('utf-8-sig')
         raise SkillFormatError(skill_file, f'the file is not valid UTF-8 (byte {error.start})') from error
 
 
 def _read_head(skill_file: Path) -> str:
-    """The frontmatter text between the delimiters, read line by line (each read bounded) so bodies stay on disk."""
+    """The frontmatter text between the delimiters; only as much of the file is read as a frontmatter can fill."""
     stream, size = _open_skill_file(skill_file)
     try:
         with stream:
             if size > MAX_SKILL_FILE_BYTES:
                 raise SkillFormatError(skill_file, f'the file is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
-            first = stream.readline(MAX_FRONTMATTER_BYTES)
+            # One read instead of a system call per line; the bounded line reads below decide (closing line
+            # found, or a limit passed) before reaching the end of this much.
+            start = io.BytesIO(stream.read(_HEAD_READ_BYTES))
+            first = start.readline(MAX_FRONTMATTER_BYTES)
             if first.startswith(_BOM):
                 first = first[len(_BOM) :]
             if not _is_delimiter(first.decode('utf-8', errors='replace')):
@@ -199,7 +213,7 @@ def _read_head(skill_file: Path) -> str:
             collected: list[bytes] = []
             size = 0
             while True:
-                line = stream.readline(MAX_FRONTMATTER_BYTES - size + 1)
+                line = start.readline(MAX_FRONTMATTER_BYTES - size + 1)
                 if not line:
                     raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line')
                 size += len(line)
@@ -217,6 +231,8 @@ def _read_head(skill_file: Path) -> str:
 
 
 _BOM = b'\xef\xbb\xbf'
+_HEAD_READ_BYTES = len(_BOM) + 2 * MAX_FRONTMATTER_BYTES + 2
+"""Enough of a file for its frontmatter: an opening line and a frontmatter, each bounded by the limit."""
 
 
 def _body_start(text: str) -> int | None:
@@ -245,8 +261,12 @@ class _FrontmatterYAMLError(yaml.YAMLError):
 class _LimitedConstructor:
     """Checks shared by both loaders: alias expansion (YAML bombs), cycles and duplicate keys."""
 
+    may_have_aliases = True
+    """Whether the text holds a `&` and a `*` (an alias needs both): without them nothing can expand."""
+
     def construct_document(self, node: Node) -> Any:
-        _check_expansion(node)
+        if self.may_have_aliases:
+            _check_expansion(node)
         return super().construct_document(node)  # type: ignore[misc]  # pyright: ignore
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
@@ -349,8 +369,13 @@ def _shorten(text: str, limit: int = 60) -> str:
 def _load_yaml(text: str) -> Any:
     # Half the depth limit leaves a wide margin under the bound, so both loaders accept exactly the same texts.
     shallow = _nesting_bound(text) <= MAX_YAML_DEPTH // 2
-    loader = _FastFrontmatterLoader if shallow and _FastFrontmatterLoader else _FrontmatterLoader
-    return _YAML_HANDLER.load(text, Loader=loader)
+    loader_class = _FastFrontmatterLoader if shallow and _FastFrontmatterLoader else _FrontmatterLoader
+    loader: Any = loader_class(text)
+    loader.may_have_aliases = '&' in text and '*' in text
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def _parse_yaml(skill_file: Path, head: str, notes: list[str]) -> dict[str, Any]:
