@@ -253,3 +253,12 @@ def test_deep_nesting_is_never_handed_to_libyaml() -> None:
     assert _markdown._nesting_bound(deep) > _markdown.MAX_YAML_DEPTH // 2
     assert _markdown._nesting_bound(indented) > _markdown.MAX_YAML_DEPTH // 2
     assert _markdown._nesting_bound('name: a\ndescription: b - c - d [x]') <= _markdown.MAX_YAML_DEPTH // 2
+
+
+# Bodies far past the frontmatter read bound (~128 KB), so the bounded read really cuts the file.
+@pytest.mark.parametrize('body', ['plain words ' * 20_000, 'é' * 100_000, '日本語の説明' * 12_000, '🙂x' * 40_000])
+@pytest.mark.parametrize('max_chars', [1, 4_097, 10_000])
+def test_the_start_of_a_body_reads_as_the_start_of_the_whole_body(tmp_path: Path, body: str, max_chars: int) -> None:
+    skill = Skill.from_folder(write_skill(tmp_path, 'demo', f'---\nname: demo\ndescription: Demo.\n---\n{body}\n'))
+    assert skill.load_instructions(max_chars) == skill.load_instructions()[:max_chars]
+    assert len(skill.load_instructions(max_chars)) == max_chars

@@ -126,7 +126,7 @@ def build_skill_index(skills: Iterable[Skill[Any]], config: RankingConfig | None
 def _document(skill: Skill[Any], body_chars: int) -> SearchDocument:
     """The skill's searchable text; only the indexed start of the body is kept, so memory stays bounded."""
     try:
-        body = skill.load_instructions()[:body_chars] if body_chars > 0 else ''
+        body = skill.load_instructions(body_chars) if body_chars > 0 else ''
     except (SkillFormatError, OSError):
         body = ''
     return SearchDocument(skill.name, skill.description, skill.keywords, body)

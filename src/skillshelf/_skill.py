@@ -118,16 +118,18 @@ class Skill(Generic[AgentDepsT]):
                 parts.extend(str(item) for item in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
         return ' '.join(parts)
 
-    def load_instructions(self) -> str:
+    def load_instructions(self, max_chars: int | None = None) -> str:
         """The instructions the model receives on load; a folder skill's `SKILL.md` body is read now.
+
+        With `max_chars`, only their first `max_chars` characters (a folder skill's file is read only so far).
 
         Raises:
             SkillFormatError: the `SKILL.md` can no longer be read.
         """
         if self._instructions is not None:
-            return self._instructions
+            return self._instructions[:max_chars]
         assert self.folder is not None
-        return read_body(self.folder / SKILL_FILE)
+        return read_body(self.folder / SKILL_FILE, max_chars)
 
     def list_resources(self) -> list[str]:
         """Relative paths of the resources the model can read after loading the skill."""
