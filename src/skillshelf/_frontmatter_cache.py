@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -98,13 +99,26 @@ def _signature(skill_file: Path) -> Signature | None:
 
 
 def _entry_of(signature: Signature, front: Frontmatter) -> list[Any] | None:
-    fields = [front.name, front.description, front.license, front.compatibility]
-    entry = [signature, *fields, list(front.allowed_tools), dict(front.metadata), list(front.notes)]
-    try:
-        survives = json.loads(json.dumps(entry, ensure_ascii=False)) == entry
-    except (TypeError, ValueError):
+    if not _survives_json(front.metadata):
         return None
-    return entry if survives else None
+    fields = [front.name, front.description, front.license, front.compatibility]
+    return [signature, *fields, list(front.allowed_tools), dict(front.metadata), list(front.notes)]
+
+
+def _survives_json(value: object, depth: int = 0) -> bool:
+    """Whether JSON gives `value` back unchanged: strings, booleans, integers, finite floats, lists, string-keyed dicts."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth > 64:  # frontmatter nesting is bounded far below this; JSON would refuse deeper
+        return False
+    if isinstance(value, list):
+        return all(_survives_json(item, depth + 1) for item in cast('list[object]', value))
+    if isinstance(value, dict):
+        items = cast('dict[object, object]', value).items()
+        return all(isinstance(key, str) and _survives_json(item, depth + 1) for key, item in items)
+    return False
 
 
 def _frontmatter_of(entry: list[Any]) -> Frontmatter | None:
