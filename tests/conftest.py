@@ -81,3 +81,11 @@ def clear_forecast_calls() -> Iterator[None]:
     forecast_calls.clear()
     yield
     forecast_calls.clear()
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh, empty `$SKILLSHELF_CACHE_DIR` for this test (index, vector and frontmatter caches)."""
+    directory = tmp_path / 'cache'
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(directory))
+    return directory

@@ -16,13 +16,6 @@ from skillshelf._index_cache import CACHE_MIN_SKILLS
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / 'cache'
-    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(directory))
-    return directory
-
-
-@pytest.fixture
 def head_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Every `SKILL.md` whose frontmatter is read from disk."""
     reads: list[Path] = []
@@ -54,12 +47,12 @@ def snapshot(library: SkillLibrary) -> list[tuple[Any, ...]]:
 
 
 def test_a_warm_start_reads_no_frontmatter_and_builds_the_same_library(
-    tmp_path: Path, cache: Path, head_reads: list[Path]
+    tmp_path: Path, cache_dir: Path, head_reads: list[Path]
 ) -> None:
     root = write_library(tmp_path / 'lib')
     cold = SkillLibrary.build(directories=[root])
     assert len(head_reads) == CACHE_MIN_SKILLS
-    assert len(list(cache.glob('frontmatter-*.json'))) == 1
+    assert len(list(cache_dir.glob('frontmatter-*.json'))) == 1
 
     head_reads.clear()
     warm = SkillLibrary.build(directories=[root])
@@ -69,7 +62,7 @@ def test_a_warm_start_reads_no_frontmatter_and_builds_the_same_library(
     assert warm.skills['skill-0003'].keywords == 'alpha3 beta'
 
 
-def test_an_edited_or_replaced_skill_md_is_read_again(tmp_path: Path, cache: Path, head_reads: list[Path]) -> None:
+def test_an_edited_or_replaced_skill_md_is_read_again(tmp_path: Path, cache_dir: Path, head_reads: list[Path]) -> None:
     root = write_library(tmp_path / 'lib')
     SkillLibrary.build(directories=[root])
     edited = write(root, 'skill-0001', 'description: Now about zeppelins.\n')
@@ -88,7 +81,7 @@ def test_an_edited_or_replaced_skill_md_is_read_again(tmp_path: Path, cache: Pat
     assert library.skills['skill-0002'].description == 'Handle topic two.'
 
 
-def test_warnings_are_repeated_on_a_warm_start(tmp_path: Path, cache: Path, head_reads: list[Path]) -> None:
+def test_warnings_are_repeated_on_a_warm_start(tmp_path: Path, cache_dir: Path, head_reads: list[Path]) -> None:
     root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS - 1)
     write(root, 'colons', 'description: Use when: the user asks about colons.\n')
     for attempt in ('cold', 'warm'):
@@ -105,7 +98,7 @@ def test_warnings_are_repeated_on_a_warm_start(tmp_path: Path, cache: Path, head
 
 
 def test_frontmatter_that_json_cannot_hold_is_parsed_each_time(
-    tmp_path: Path, cache: Path, head_reads: list[Path]
+    tmp_path: Path, cache_dir: Path, head_reads: list[Path]
 ) -> None:
     root = write_library(tmp_path / 'lib')
     dated = write(root, 'dated', 'description: Has a date.\nreleased: 2026-11-22\n')
@@ -128,18 +121,18 @@ def test_frontmatter_that_json_cannot_hold_is_parsed_each_time(
         json.dumps([1, 2, 3]),
     ],
 )
-def test_a_corrupt_cache_is_ignored(tmp_path: Path, cache: Path, content: str) -> None:
+def test_a_corrupt_cache_is_ignored(tmp_path: Path, cache_dir: Path, content: str) -> None:
     root = write_library(tmp_path / 'lib')
     expected = snapshot(SkillLibrary.build(directories=[root]))
-    (cache_file,) = cache.glob('frontmatter-*.json')
+    (cache_file,) = cache_dir.glob('frontmatter-*.json')
     cache_file.write_text(content, encoding='utf-8')
     assert snapshot(SkillLibrary.build(directories=[root])) == expected
 
 
-def test_a_tampered_entry_is_parsed_again(tmp_path: Path, cache: Path, head_reads: list[Path]) -> None:
+def test_a_tampered_entry_is_parsed_again(tmp_path: Path, cache_dir: Path, head_reads: list[Path]) -> None:
     root = write_library(tmp_path / 'lib')
     SkillLibrary.build(directories=[root])
-    (cache_file,) = cache.glob('frontmatter-*.json')
+    (cache_file,) = cache_dir.glob('frontmatter-*.json')
     data = json.loads(cache_file.read_text(encoding='utf-8'))
     data['skills'][str(root / 'skill-0005' / 'SKILL.md')][2] = ['not', 'a', 'string']
     cache_file.write_text(json.dumps(data), encoding='utf-8')
@@ -152,10 +145,10 @@ def test_a_tampered_entry_is_parsed_again(tmp_path: Path, cache: Path, head_read
 
 
 def test_small_libraries_and_a_disabled_cache_write_nothing(
-    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     SkillLibrary.build(directories=[write_library(tmp_path / 'small', CACHE_MIN_SKILLS - 1)])
-    assert not cache.exists()
+    assert not cache_dir.exists()
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
     SkillLibrary.build(directories=[write_library(tmp_path / 'large')])
-    assert not cache.exists()
+    assert not cache_dir.exists()

@@ -61,13 +61,6 @@ def write_library(root: Path, count: int) -> Path:
 
 
 @pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / 'cache'
-    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(directory))
-    return directory
-
-
-@pytest.fixture
 def extra_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend sentence-transformers and the weights are not installed (skillshelf's lookup only)."""
     monkeypatch.setattr(semantic, 'find_spec', lambda name, package=None: None)
