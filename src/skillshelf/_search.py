@@ -101,10 +101,10 @@ class SkillIndex:
                 + body
             )
         vocabulary = _Numbering()
-        word_terms_ = _WordTerms([[vocabulary[term] for term in terms] for terms in terms_of_words(list(word_ids))])
+        terms_by_word = _WordTerms([[vocabulary[term] for term in terms] for terms in terms_of_words(list(word_ids))])
         self.vocabulary: dict[str, int] = dict(vocabulary)
         self.matrices = tuple(
-            BM25Matrix.build(*word_terms_.expand(postings), len(vocabulary), k1=self.config.k1, b=self.config.b)
+            BM25Matrix.build(*terms_by_word.expand(postings), len(vocabulary), k1=self.config.k1, b=self.config.b)
             for postings in (whole, head)
         )
         self._best = tuple(matrix.best() for matrix in self.matrices)
