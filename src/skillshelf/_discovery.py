@@ -58,17 +58,17 @@ def discover(directory: Path) -> Discovery:
         _read_into(found, directory, check_containment=False)
         return found
     try:
-        with os.scandir(directory) as entries:
-            children = sorted((entry.name, entry.is_symlink()) for entry in entries if not entry.name.startswith('.'))
+        with os.scandir(directory) as scan:
+            entries = sorted((entry for entry in scan if not entry.name.startswith('.')), key=lambda entry: entry.name)
     except OSError as error:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({error.strerror or error})'))
         return found
     cache = FrontmatterCache(directory)
-    for name, is_symlink in children:
-        child = directory / name
-        if _is_skill_folder(child):
+    for entry in entries:
+        child = directory / entry.name
+        if _is_skill_folder(entry, child):
             # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
-            _read_into(found, child, check_containment=is_symlink, cache=cache)
+            _read_into(found, child, check_containment=entry.is_symlink(), cache=cache)
     cache.save()
     return found
 
@@ -78,9 +78,10 @@ def _has_skill_file(folder: Path) -> bool:
     return os.path.lexists(folder / SKILL_FILE)
 
 
-def _is_skill_folder(path: Path) -> bool:
+def _is_skill_folder(entry: os.DirEntry[str], path: Path) -> bool:
+    """Whether the listed `entry` (at `path`) is a folder with a `SKILL.md`; the listing already knows a real folder."""
     try:
-        return path.is_dir() and _has_skill_file(path)
+        return entry.is_dir() and _has_skill_file(path)
     except OSError:
         return False
 

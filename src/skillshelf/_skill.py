@@ -158,7 +158,7 @@ class Skill(Generic[AgentDepsT]):
 
 def folder_skill(folder: Path, front: Frontmatter) -> Skill[Any]:
     """The skill in `folder`, whose `SKILL.md` frontmatter is `front`; its body is read when it is loaded."""
-    skill = Skill[Any](front.name, front.description, metadata=_folder_metadata(front))
+    skill: Skill[Any] = Skill(front.name, front.description, metadata=_folder_metadata(front))
     skill._instructions = None  # pyright: ignore[reportPrivateUsage]
     skill.folder = folder
     return skill
