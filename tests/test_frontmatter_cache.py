@@ -49,9 +49,10 @@ def snapshot(library: SkillLibrary) -> list[tuple[Any, ...]]:
 def test_a_warm_start_reads_no_frontmatter_and_builds_the_same_library(
     tmp_path: Path, cache_dir: Path, head_reads: list[Path]
 ) -> None:
-    root = write_library(tmp_path / 'lib')
+    root = write_library(tmp_path / 'bibliothèque-库')
+    write(root, 'unicode', 'description: Café menus, 数据 tables.\n')
     cold = SkillLibrary.build(directories=[root])
-    assert len(head_reads) == CACHE_MIN_SKILLS
+    assert len(head_reads) == CACHE_MIN_SKILLS + 1
     assert len(list(cache_dir.glob('frontmatter-*.json'))) == 1
 
     head_reads.clear()

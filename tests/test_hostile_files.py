@@ -25,7 +25,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
 from skillshelf import Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
-from skillshelf._discovery import discover
+from skillshelf._discovery import discover, fingerprint
 from skillshelf._markdown import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 
 from conftest import Script, call, tool_returns
@@ -788,6 +788,9 @@ def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], str
                 else:
                     assert (name in library.skills) != (name in skipped_names), name
             assert len(warned) == len(library.skipped)
+            # What discovery saw is what a later check sees: an unchanged library is not read again.
+            assert discover(root).fingerprint == fingerprint([root])
+            assert library.refresh() is False
             outcome_kind = 'all accounted for' + (' (some skipped)' if library.skipped else ' (none skipped)')
     example(
         'folder-layout',

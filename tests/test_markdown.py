@@ -185,7 +185,23 @@ def test_a_python_skill_and_a_folder_skill_with_one_name_conflict(tmp_path: Path
 
 def test_a_directory_that_is_itself_a_skill_folder_is_accepted(tmp_path: Path) -> None:
     folder = write_skill(tmp_path, 'solo', '---\nname: solo\ndescription: Alone.\n---\n')
-    assert list(SkillLibrary.build(directories=[folder]).skills) == ['solo']
+    library = SkillLibrary.build(directories=[folder])
+    assert list(library.skills) == ['solo']
+    assert library.refresh() is False
+    (folder / 'SKILL.md').write_text('---\nname: solo\ndescription: Alone, edited.\n---\n', encoding='utf-8')
+    assert library.refresh() is True
+    assert library.skills['solo'].description == 'Alone, edited.'
+
+
+def test_a_folder_skill_gets_its_toolset_when_a_tool_is_added(tmp_path: Path) -> None:
+    skill = Skill.from_folder(write_skill(tmp_path, 'dice', '---\nname: dice\ndescription: Roll dice.\n---\n'))
+    assert skill.tool_names == []
+
+    @skill.tool_plain
+    def roll() -> int:  # pyright: ignore[reportUnusedFunction]
+        return 4
+
+    assert (skill.toolset.id, skill.tool_names) == ('skillshelf.dice', ['roll'])
 
 
 def test_the_body_is_read_when_the_skill_is_loaded_not_when_it_is_discovered(tmp_path: Path) -> None:

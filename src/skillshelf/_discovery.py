@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,10 @@ class SkippedSkill:
     """What is wrong with it."""
 
 
+Fingerprint = tuple[object, ...]
+"""A signature of what discovery reads from library directories; see `fingerprint`."""
+
+
 @dataclass
 class Discovery:
     """What one library directory holds."""
@@ -33,6 +38,8 @@ class Discovery:
     """Valid skills, ordered by folder name."""
     skipped: list[SkippedSkill]
     """Folders with a `SKILL.md` that failed to parse."""
+    fingerprint: Fingerprint = ()
+    """`fingerprint([directory])` as it was when the directory was read: each file was looked at before it was read."""
 
 
 def discover(directory: Path) -> Discovery:
@@ -45,49 +52,48 @@ def discover(directory: Path) -> Discovery:
     is skipped (list its target's parent as a library directory instead).
     """
     found = Discovery(skills=[], skipped=[])
-    try:
-        is_directory = directory.is_dir()
-    except OSError as error:  # pragma: no cover - is_dir() swallows most errors itself
-        found.skipped.append(SkippedSkill(directory, f'cannot open the directory ({error.strerror or error})'))
-        return found
-    if not is_directory:
+    info = _stat(directory)
+    parts: list[object] = [(str(directory), _stat_key(info))]
+    if info is None or not stat.S_ISDIR(info.st_mode):
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
-        return found
-    if _has_skill_file(directory):
-        _read_into(found, directory, check_containment=False)
-        return found
-    try:
-        with os.scandir(directory) as scan:
-            entries = sorted((entry for entry in scan if not entry.name.startswith('.')), key=lambda entry: entry.name)
-    except OSError as error:
-        found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({error.strerror or error})'))
-        return found
-    cache = FrontmatterCache(directory)
-    for entry in entries:
-        child = directory / entry.name
-        if _is_skill_folder(entry, child):
-            # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
-            _read_into(found, child, check_containment=entry.is_symlink(), cache=cache)
-    cache.save()
+    elif _has_skill_file(directory):
+        skill_file = os.path.join(directory, SKILL_FILE)
+        file_info = _stat(skill_file)
+        parts.append(_stat_key(file_info))
+        _read_into(found, directory, skill_file, file_info, check_containment=False)
+    else:
+        _read_folders(found, directory, parts)
+    found.fingerprint = tuple(parts)
     return found
 
 
-def _has_skill_file(folder: Path) -> bool:
-    """Whether `folder` has a `SKILL.md` entry of any kind, even a broken symlink, so problems get reported."""
-    return os.path.lexists(folder / SKILL_FILE)
-
-
-def _is_skill_folder(entry: os.DirEntry[str], path: Path) -> bool:
-    """Whether the listed `entry` (at `path`) is a folder with a `SKILL.md`; the listing already knows a real folder."""
+def _read_folders(found: Discovery, directory: Path, parts: list[object]) -> None:
     try:
-        return entry.is_dir() and _has_skill_file(path)
-    except OSError:
-        return False
+        entries = _listing(directory)
+    except OSError as error:
+        found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({error.strerror or error})'))
+        return
+    cache = FrontmatterCache(directory)
+    for entry in entries:
+        skill_file = os.path.join(entry.path, SKILL_FILE)
+        info = _skill_file_stat(entry, skill_file)
+        parts.append((entry.name, _stat_key(info)))
+        if info is not None or (_is_folder(entry) and os.path.lexists(skill_file)):
+            # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
+            folder = Path(entry.path)
+            _read_into(found, folder, skill_file, info, check_containment=entry.is_symlink(), cache=cache)
+    cache.save()
 
 
 def _read_into(
-    found: Discovery, folder: Path, *, check_containment: bool, cache: FrontmatterCache | None = None
+    found: Discovery,
+    folder: Path,
+    skill_file: str,
+    info: os.stat_result | None,
+    *,
+    check_containment: bool,
+    cache: FrontmatterCache | None = None,
 ) -> None:
     if check_containment:
         try:
@@ -102,14 +108,14 @@ def _read_into(
                 )
             )
             return
-    skill_file = folder / SKILL_FILE
     try:
-        front = cache.parse(skill_file) if cache is not None else parse_frontmatter(skill_file)
+        front = cache.parse(skill_file, info) if cache is not None else parse_frontmatter(Path(skill_file))
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or folder, error.problem))
         return
     warn_notes(front, stacklevel=5)
-    found.skills.append(folder_skill(folder, front))
+    stamp = None if info is None else (os.path.abspath(skill_file), info.st_size, info.st_mtime_ns)
+    found.skills.append(folder_skill(folder, front, stamp))
 
 
 def _describe_target(folder: Path) -> str:
@@ -117,9 +123,6 @@ def _describe_target(folder: Path) -> str:
         return str(folder.resolve())
     except (OSError, RuntimeError):
         return 'a path that cannot be resolved'
-
-
-Fingerprint = tuple[object, ...]
 
 
 def fingerprint(directories: Sequence[Path]) -> Fingerprint:
@@ -131,21 +134,50 @@ def fingerprint(directories: Sequence[Path]) -> Fingerprint:
     """
     parts: list[object] = []
     for directory in directories:
-        parts.append((str(directory), _stat_key(directory)))
+        parts.append((str(directory), _stat_key(_stat(directory))))
         if _has_skill_file(directory):
-            parts.append(_stat_key(directory / SKILL_FILE))
+            parts.append(_stat_key(_stat(os.path.join(directory, SKILL_FILE))))
             continue
         try:
-            names = sorted(name for name in os.listdir(directory) if not name.startswith('.'))
-        except (OSError, ValueError):
+            entries = _listing(directory)
+        except OSError:
             continue
-        parts.extend((name, _stat_key(directory / name / SKILL_FILE)) for name in names)
+        for entry in entries:
+            skill_file = os.path.join(entry.path, SKILL_FILE)
+            parts.append((entry.name, _stat_key(_skill_file_stat(entry, skill_file))))
     return tuple(parts)
 
 
-def _stat_key(path: Path) -> tuple[int, int, int] | None:
+def _listing(directory: Path) -> list[os.DirEntry[str]]:
+    """The directory's entries in name order, hidden ones left out."""
+    with os.scandir(directory) as scan:
+        return sorted((entry for entry in scan if not entry.name.startswith('.')), key=lambda entry: entry.name)
+
+
+def _has_skill_file(folder: Path) -> bool:
+    """Whether `folder` has a `SKILL.md` entry of any kind, even a broken symlink, so problems get reported."""
+    return os.path.lexists(os.path.join(folder, SKILL_FILE))
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """Whether the listed `entry` is a folder (or a link to one); the listing already knows about real folders."""
     try:
-        info = os.stat(path)
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _skill_file_stat(entry: os.DirEntry[str], skill_file: str) -> os.stat_result | None:
+    """The `stat` of `skill_file` inside the listed `entry`, or `None` when `entry` is no folder or has none."""
+    return _stat(skill_file) if _is_folder(entry) else None
+
+
+def _stat(path: str | Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
     except (OSError, ValueError):
         return None
-    return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+def _stat_key(info: os.stat_result | None) -> tuple[int, int, int] | None:
+    return None if info is None else (info.st_mtime_ns, info.st_size, info.st_ino)

@@ -48,7 +48,7 @@ from ._semantic import (
     shared_encoder,
     unit_rows,
 )
-from ._skill import Skill
+from ._skill import FileStamp, Skill
 
 __all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_directory')
 
@@ -139,13 +139,20 @@ def _cache_key(skills: list[Skill[Any]], config: RankingConfig) -> str:
         if skill.folder is None:
             digest.update(hashlib.sha256(skill.load_instructions().encode()).digest())
             continue
-        path = os.path.abspath(skill.folder / SKILL_FILE)
-        try:
-            info = os.stat(path)
-            digest.update(f'{path}\0{info.st_size}\0{info.st_mtime_ns}'.encode())
-        except OSError:
-            digest.update(b'unreadable')
+        # Discovery's stamp saves a `stat` per skill; a file edited since then is seen by `SkillLibrary.refresh`,
+        # which drops the index.
+        stamp = skill._stamp or _stamp(skill.folder)  # pyright: ignore[reportPrivateUsage]
+        digest.update(b'unreadable' if stamp is None else '{}\0{}\0{}'.format(*stamp).encode())
     return digest.hexdigest()[:32]
+
+
+def _stamp(folder: Path) -> FileStamp | None:
+    path = os.path.abspath(folder / SKILL_FILE)
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (path, info.st_size, info.st_mtime_ns)
 
 
 def _load(path: Path, config: RankingConfig) -> SkillIndex | None:

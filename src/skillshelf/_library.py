@@ -176,21 +176,23 @@ class _Sources:
 
     def collect(self) -> SkillLibrary:
         """Read the directories (without warning) into a new library that remembers these sources."""
-        before = fingerprint(self.directories)  # taken first: a change during the read triggers another
         by_name: dict[str, Skill[Any]] = {}
         for skill in self.skills:
             if skill.name in by_name:
                 raise SkillConflictError(f'two Python skills are named {skill.name!r}; give each skill its own name')
             by_name[skill.name] = skill
         skipped: list[SkippedSkill] = []
+        # Discovery looks at each file before reading it, so a change during the read triggers another.
+        signature: list[object] = []
         for directory in self.directories:
             found = discover(directory)
+            signature.extend(found.fingerprint)
             skipped.extend(found.skipped)
             for skill in found.skills:
                 _add_directory_skill(by_name, skipped, skill)
         _check_tool_names(by_name.values(), set(self.reserved_tool_names))
         library = SkillLibrary(by_name, skipped)
-        library._sources = replace(self, fingerprint=before)  # pyright: ignore[reportPrivateUsage]
+        library._sources = replace(self, fingerprint=tuple(signature))  # pyright: ignore[reportPrivateUsage]
         return library
 
 

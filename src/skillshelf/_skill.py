@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,12 @@ from ._errors import SkillFormatError
 from ._markdown import SKILL_FILE, Frontmatter, name_problem, read_body, read_frontmatter
 from ._resources import ResourceError, list_folder_resources, read_folder_resource, safe_relative_path
 
-__all__ = ('Skill',)
+__all__ = ('FileStamp', 'Skill')
+
+FileStamp = tuple[str, int, int]
+"""A `SKILL.md`'s absolute path, size and modification time in nanoseconds."""
+
+_TOOLSET_LOCK = threading.Lock()
 
 
 @dataclass(init=False)
@@ -31,8 +37,6 @@ class Skill(Generic[AgentDepsT]):
     """Unique name the model loads the skill by: lower-case letters, digits and single hyphens."""
     description: str
     """What the skill does and when to use it. The catalog and `search_skills` show it."""
-    toolset: FunctionToolset[AgentDepsT]
-    """The skill's tools, hidden from the model until the skill is loaded."""
     resources: Mapping[str, str]
     """In-memory text resources by relative path (Python skills); folder skills read theirs from disk."""
     metadata: Mapping[str, Any]
@@ -40,6 +44,9 @@ class Skill(Generic[AgentDepsT]):
     folder: Path | None
     """The skill's folder for `SKILL.md` skills; `None` for skills defined in Python."""
     _instructions: str | None
+    _toolset: FunctionToolset[AgentDepsT] | None
+    _stamp: FileStamp | None
+    """Where discovery found the `SKILL.md`, with its size and mtime then (keys the search-index cache)."""
 
     def __init__(
         self,
@@ -71,7 +78,8 @@ class Skill(Generic[AgentDepsT]):
         self.name = name
         self.description = description.strip()
         self._instructions = instructions
-        self.toolset = toolset if toolset is not None else FunctionToolset[AgentDepsT](id=f'skillshelf.{name}')
+        self._toolset = toolset
+        self._stamp = None
         for tool in tools:
             if isinstance(tool, Tool):
                 self.toolset.add_tool(cast('Tool[AgentDepsT]', tool))
@@ -92,6 +100,17 @@ class Skill(Generic[AgentDepsT]):
         return folder_skill(folder, read_frontmatter(folder / SKILL_FILE))
 
     @property
+    def toolset(self) -> FunctionToolset[AgentDepsT]:
+        """The skill's tools, hidden from the model until the skill is loaded."""
+        if self._toolset is None:
+            # Created on first use: most folder skills never have tools, and a 100k-skill library would
+            # otherwise build 100k empty toolsets at start-up. The lock keeps two threads from making two.
+            with _TOOLSET_LOCK:
+                if self._toolset is None:
+                    self._toolset = FunctionToolset[AgentDepsT](id=f'skillshelf.{self.name}')
+        return self._toolset
+
+    @property
     def tool(self):  # returns the toolset's overloaded decorator unchanged
         """Decorator registering a tool that takes `RunContext` as its first argument."""
         return self.toolset.tool
@@ -104,7 +123,7 @@ class Skill(Generic[AgentDepsT]):
     @property
     def tool_names(self) -> list[str]:
         """Names of the skill's tools, in registration order."""
-        return list(self.toolset.tools)
+        return [] if self._toolset is None else list(self._toolset.tools)
 
     @property
     def keywords(self) -> str:
@@ -156,10 +175,14 @@ class Skill(Generic[AgentDepsT]):
         return f'Skill(name={self.name!r}, tools={self.tool_names!r}{source})'
 
 
-def folder_skill(folder: Path, front: Frontmatter) -> Skill[Any]:
-    """The skill in `folder`, whose `SKILL.md` frontmatter is `front`; its body is read when it is loaded."""
+def folder_skill(folder: Path, front: Frontmatter, stamp: FileStamp | None = None) -> Skill[Any]:
+    """The skill in `folder`, whose `SKILL.md` frontmatter is `front`; its body is read when it is loaded.
+
+    `stamp` is the file's signature when discovery read it, if known.
+    """
     skill: Skill[Any] = Skill(front.name, front.description, metadata=_folder_metadata(front))
     skill._instructions = None  # pyright: ignore[reportPrivateUsage]
+    skill._stamp = stamp  # pyright: ignore[reportPrivateUsage]
     skill.folder = folder
     return skill
 
