@@ -163,8 +163,9 @@ def test_rank_returns_positions_so_duplicate_names_stay_apart() -> None:
 
 
 def test_bm25_weights_match_the_formula() -> None:
-    # two documents: [t0 t0 t1] and [t1]
-    matrix = BM25Matrix.build(np.array([0, 0, 1, 1]), np.array([3, 1]), 2, k1=1.2, b=0.75)
+    # two documents: [t0 t0 t1] and [t1], the first given with t0 in two entries whose counts add up
+    term_ids, counts, entries = np.array([0, 1, 0, 1]), np.array([1, 1, 1, 1]), np.array([3, 1])
+    matrix = BM25Matrix.build(term_ids, counts, entries, 2, k1=1.2, b=0.75)
     scores = matrix.scores([0])
     average = 2.0
     idf = np.log1p((2 - 1 + 0.5) / (1 + 0.5))

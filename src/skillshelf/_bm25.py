@@ -32,15 +32,18 @@ class BM25Matrix:
 
     @classmethod
     def build(
-        cls, term_ids: IntArray, lengths: IntArray, n_terms: int, *, k1: float = 1.2, b: float = 0.75
+        cls, term_ids: IntArray, counts: IntArray, entries: IntArray, n_terms: int, *, k1: float = 1.2, b: float = 0.75
     ) -> BM25Matrix:
-        """Weights for documents given as one flat array of term ids, document after document.
+        """Weights for documents given as flat (term id, occurrences) entries, document after document.
 
-        `lengths[d]` is how many of `term_ids` belong to document `d`.
+        `entries[d]` is how many of the entries belong to document `d`; a term may have several entries in one
+        document (their occurrences add up).
         """
-        n_docs = len(lengths)
-        doc_of_token = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        pairs, tf = np.unique(term_ids.astype(np.int64) * max(n_docs, 1) + doc_of_token, return_counts=True)
+        n_docs = len(entries)
+        doc_of_entry = np.repeat(np.arange(n_docs, dtype=np.int64), entries)
+        lengths = np.bincount(doc_of_entry, weights=counts, minlength=n_docs)
+        pairs, inverse = np.unique(term_ids.astype(np.int64) * max(n_docs, 1) + doc_of_entry, return_inverse=True)
+        tf = np.bincount(inverse, weights=counts, minlength=len(pairs))
         terms = pairs // max(n_docs, 1)
         docs = (pairs % max(n_docs, 1)).astype(np.int32)
         df = np.bincount(terms, minlength=n_terms)

@@ -11,13 +11,14 @@ from a weak match.
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from ._bm25 import BM25Matrix
+from ._bm25 import BM25Matrix, IntArray
 from ._tokenize import split_identifier, terms_of_words, tokenize, words
 
 __all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex')
@@ -83,23 +84,21 @@ class SkillIndex:
     def __init__(self, documents: Sequence[SearchDocument], config: RankingConfig | None = None) -> None:
         self.config = config or RankingConfig()
         self.names = [document.name for document in documents]
-        # Documents are first written as word ids in flat machine-integer buffers (a 100k-skill build stays
-        # small, and the per-word work is a C-level dict lookup); each distinct word is then stemmed once and
-        # the buffers are expanded to term ids with NumPy.
+        # Each document is first counted by word (a C-level pass) and written as (word id, count) pairs in
+        # flat machine-integer buffers, so a 100k-skill build stays small; each distinct word is then stemmed
+        # once and the pairs are expanded to term ids with NumPy.
         word_ids = _Numbering()
-        whole, head = _Postings(), _Postings()
+        whole, head = _Postings(word_ids), _Postings(word_ids)
         body_chars = self.config.body_limit(len(documents))
+        config = self.config
         for document in documents:
-            name, description, keywords, body = (
-                list(map(word_ids.__getitem__, words(text))) for text in _document_texts(document, body_chars)
+            name, description, keywords, body = map(words, _document_texts(document, body_chars))
+            head.add(Counter(name * 2 + description + keywords))
+            counts = Counter(body)
+            counts.update(
+                name * config.name_repeat + description * config.description_repeat + keywords * config.keywords_repeat
             )
-            head.add(name * 2 + description + keywords)
-            whole.add(
-                name * self.config.name_repeat
-                + description * self.config.description_repeat
-                + keywords * self.config.keywords_repeat
-                + body
-            )
+            whole.add(counts)
         vocabulary = _Numbering()
         terms_by_word = _WordTerms([[vocabulary[term] for term in terms] for terms in terms_of_words(list(word_ids))])
         self.vocabulary: dict[str, int] = dict(vocabulary)
@@ -158,15 +157,19 @@ class SkillIndex:
 
 
 class _Postings:
-    """Word ids of every skill, one after another, and how many belong to each skill."""
+    """How often each word occurs in each skill: (word id, count) pairs, skill after skill."""
 
-    def __init__(self) -> None:
+    def __init__(self, word_ids: _Numbering) -> None:
+        self.word_ids = word_ids
         self.words = array('q')
-        self.lengths = array('q')
+        self.counts = array('q')
+        self.entries = array('q')
+        """How many pairs belong to each skill."""
 
-    def add(self, word_ids: list[int]) -> None:
-        self.words.extend(word_ids)
-        self.lengths.append(len(word_ids))
+    def add(self, counts: Counter[str]) -> None:
+        self.words.extend(map(self.word_ids.__getitem__, counts))
+        self.counts.extend(counts.values())
+        self.entries.append(len(counts))
 
 
 class _Numbering(dict[str, int]):
@@ -186,17 +189,21 @@ class _WordTerms:
         np.cumsum(self.counts, out=self.starts[1:])
         self.terms = np.array([term for terms in terms_of_word for term in terms], dtype=np.int64)
 
-    def expand(self, postings: _Postings) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The postings as term ids, and the number of terms in each document."""
-        word_ids = np.frombuffer(postings.words, dtype=np.int64) if postings.words else np.zeros(0, np.int64)
-        lengths = np.frombuffer(postings.lengths, dtype=np.int64) if postings.lengths else np.zeros(0, np.int64)
-        counts = self.counts[word_ids]
-        # Term k of the word at token position i sits at starts[word] + k; lay those out token after token.
-        first_term_of_token = np.cumsum(counts) - counts
-        positions = np.repeat(self.starts[word_ids] - first_term_of_token, counts) + np.arange(int(counts.sum()))
-        doc_of_token = np.repeat(np.arange(len(lengths)), lengths)
-        term_lengths = np.bincount(doc_of_token, weights=counts, minlength=len(lengths)).astype(np.int64)
-        return self.terms[positions], term_lengths
+    def expand(self, postings: _Postings) -> tuple[IntArray, IntArray, IntArray]:
+        """The postings as (term id, count) pairs, and the number of pairs in each skill."""
+        word_ids, counts, entries = map(_int_array, (postings.words, postings.counts, postings.entries))
+        terms_per_word = self.counts[word_ids]
+        # Term k of the word in pair i sits at starts[word] + k; lay those out pair after pair.
+        first_term_of_pair = np.cumsum(terms_per_word) - terms_per_word
+        positions = np.repeat(self.starts[word_ids] - first_term_of_pair, terms_per_word)
+        positions += np.arange(len(positions))
+        skill_of_pair = np.repeat(np.arange(len(entries)), entries)
+        term_entries = np.bincount(skill_of_pair, weights=terms_per_word, minlength=len(entries)).astype(np.int64)
+        return self.terms[positions], np.repeat(counts, terms_per_word), term_entries
+
+
+def _int_array(buffer: array[int]) -> IntArray:
+    return np.frombuffer(buffer, dtype=np.int64) if buffer else np.zeros(0, np.int64)
 
 
 def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str, str, str]:
