@@ -13,7 +13,7 @@ from ._errors import SkillFormatError
 from ._frontmatter_cache import FrontmatterCache
 from ._markdown import SKILL_FILE, parse_frontmatter, warn_notes
 from ._resources import ResourceError, skill_root
-from ._skill import Skill, folder_skill
+from ._skill import Skill, file_stamp, folder_skill
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def _read_folders(found: Discovery, directory: Path, parts: list[object]) -> Non
         parts.append((entry.name, _stat_key(info)))
         if info is not None or (_is_folder(entry) and os.path.lexists(skill_file)):
             # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
-            folder = Path(entry.path)
+            folder = directory / entry.name
             _read_into(found, folder, skill_file, info, check_containment=entry.is_symlink(), cache=cache)
     cache.save()
 
@@ -114,8 +114,7 @@ def _read_into(
         found.skipped.append(SkippedSkill(error.path or folder, error.problem))
         return
     warn_notes(front, stacklevel=5)
-    stamp = None if info is None else (os.path.abspath(skill_file), info.st_size, info.st_mtime_ns)
-    found.skills.append(folder_skill(folder, front, stamp))
+    found.skills.append(folder_skill(folder, front, None if info is None else file_stamp(skill_file, info)))
 
 
 def _describe_target(folder: Path) -> str:

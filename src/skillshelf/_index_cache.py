@@ -48,7 +48,7 @@ from ._semantic import (
     shared_encoder,
     unit_rows,
 )
-from ._skill import FileStamp, Skill
+from ._skill import FileStamp, Skill, file_stamp
 
 __all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_directory')
 
@@ -147,12 +147,11 @@ def _cache_key(skills: list[Skill[Any]], config: RankingConfig) -> str:
 
 
 def _stamp(folder: Path) -> FileStamp | None:
-    path = os.path.abspath(folder / SKILL_FILE)
+    skill_file = str(folder / SKILL_FILE)
     try:
-        info = os.stat(path)
+        return file_stamp(skill_file, os.stat(skill_file))
     except OSError:
         return None
-    return (path, info.st_size, info.st_mtime_ns)
 
 
 def _load(path: Path, config: RankingConfig) -> SkillIndex | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,10 +17,10 @@ from ._errors import SkillFormatError
 from ._markdown import SKILL_FILE, Frontmatter, name_problem, read_body, read_frontmatter
 from ._resources import ResourceError, list_folder_resources, read_folder_resource, safe_relative_path
 
-__all__ = ('FileStamp', 'Skill')
+__all__ = ('FileStamp', 'Skill', 'file_stamp')
 
 FileStamp = tuple[str, int, int]
-"""A `SKILL.md`'s absolute path, size and modification time in nanoseconds."""
+"""A `SKILL.md`'s absolute path, size and modification time in nanoseconds (see `file_stamp`)."""
 
 _TOOLSET_LOCK = threading.Lock()
 
@@ -190,3 +191,8 @@ def folder_skill(folder: Path, front: Frontmatter, stamp: FileStamp | None = Non
 def _folder_metadata(front: Frontmatter) -> dict[str, Any]:
     known = {'license': front.license, 'compatibility': front.compatibility, 'allowed-tools': list(front.allowed_tools)}
     return {**front.metadata, **{key: value for key, value in known.items() if value}}
+
+
+def file_stamp(skill_file: str, info: os.stat_result) -> FileStamp:
+    """The stamp of `skill_file`, whose `stat` is `info`."""
+    return (os.path.abspath(skill_file), info.st_size, info.st_mtime_ns)
