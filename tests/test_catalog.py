@@ -27,6 +27,12 @@ def test_shorter_descriptions_then_names_then_a_pointer_as_the_budget_shrinks() 
     assert forms[3].endswith('The library is too large to list here: call `search_skills` to find skills.')
 
 
+def test_the_names_form_is_used_down_to_the_last_character_of_budget() -> None:
+    names = render_catalog(ENTRIES, 1_000)
+    assert render_catalog(ENTRIES, len(names)) == names
+    assert render_catalog(ENTRIES, len(names) - 1).endswith('call `search_skills` to find skills.')
+
+
 def test_the_catalog_is_a_pure_function_of_its_entries() -> None:
     assert render_catalog(ENTRIES, 5_000) == render_catalog(list(ENTRIES), 5_000)
 

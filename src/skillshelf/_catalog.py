@@ -33,6 +33,11 @@ def render_catalog(entries: Sequence[CatalogEntry], budget: int = DEFAULT_CATALO
     header = _header(len(entries))
     if not entries:
         return header
+    pointer = f'{header}\n\nThe library is too large to list here: call `search_skills` to find skills.'
+    # Every form below lists every name; when the names alone overflow, none fits, and a 100k-skill
+    # library need not render two full listings to find that out.
+    if sum(len(entry.name) + 2 for entry in entries) > budget:
+        return pointer
     forms = (
         lambda: _bulleted(entries, _FULL_DESCRIPTION),
         lambda: _bulleted(entries, _SHORT_DESCRIPTION),
@@ -42,7 +47,7 @@ def render_catalog(entries: Sequence[CatalogEntry], budget: int = DEFAULT_CATALO
         text = f'{header}\n\n{form()}'
         if len(text) <= budget:
             return text
-    return f'{header}\n\nThe library is too large to list here: call `search_skills` to find skills.'
+    return pointer
 
 
 def _header(count: int) -> str:
