@@ -52,38 +52,66 @@ def discover(directory: Path) -> Discovery:
     is skipped (list its target's parent as a library directory instead).
     """
     found = Discovery(skills=[], skipped=[])
-    info = _stat(directory)
-    parts: list[object] = [(str(directory), _stat_key(info))]
-    if info is None or not stat.S_ISDIR(info.st_mode):
+    look = _Look.of(directory)
+    if look.info is None or not stat.S_ISDIR(look.info.st_mode):
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
-    elif _has_skill_file(directory):
-        skill_file = os.path.join(directory, SKILL_FILE)
-        file_info = _stat(skill_file)
-        parts.append(_stat_key(file_info))
-        _read_into(found, directory, skill_file, file_info, check_containment=False)
+    elif look.own_file is not None:
+        skill_file, info = look.own_file
+        _read_into(found, directory, skill_file, info, check_containment=False)
+    elif look.listing_error is not None:
+        error = look.listing_error
+        found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({error.strerror or error})'))
     else:
-        _read_folders(found, directory, parts)
-    found.fingerprint = tuple(parts)
+        cache = FrontmatterCache(directory)
+        for entry, skill_file, info in look.entries:
+            if info is not None or (_is_folder(entry) and os.path.lexists(skill_file)):
+                # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
+                folder = directory / entry.name
+                _read_into(found, folder, skill_file, info, check_containment=entry.is_symlink(), cache=cache)
+        cache.save()
+    found.fingerprint = look.fingerprint()
     return found
 
 
-def _read_folders(found: Discovery, directory: Path, parts: list[object]) -> None:
-    try:
-        entries = _listing(directory)
-    except OSError as error:
-        found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({error.strerror or error})'))
-        return
-    cache = FrontmatterCache(directory)
-    for entry in entries:
-        skill_file = os.path.join(entry.path, SKILL_FILE)
-        info = _skill_file_stat(entry, skill_file)
-        parts.append((entry.name, _stat_key(info)))
-        if info is not None or (_is_folder(entry) and os.path.lexists(skill_file)):
-            # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
-            folder = directory / entry.name
-            _read_into(found, folder, skill_file, info, check_containment=entry.is_symlink(), cache=cache)
-    cache.save()
+@dataclass
+class _Look:
+    """What one look at a library directory sees before any file is read: the `stat`s that discovery uses
+    and that `fingerprint` compares, taken in one place so the two always agree."""
+
+    info: os.stat_result | None
+    """The directory's own `stat`."""
+    own_file: tuple[str, os.stat_result | None] | None
+    """The directory's own `SKILL.md` and its `stat`, when the directory is itself a skill folder."""
+    entries: list[tuple[os.DirEntry[str], str, os.stat_result | None]]
+    """Each listed entry, the `SKILL.md` path inside it, and that file's `stat` (`None`: no folder or no file)."""
+    listing_error: OSError | None
+    key: str
+    """The directory as given, which names it in the fingerprint."""
+
+    @classmethod
+    def of(cls, directory: Path) -> _Look:
+        look = cls(_stat(directory), None, [], None, str(directory))
+        if _has_skill_file(directory):
+            skill_file = os.path.join(directory, SKILL_FILE)
+            look.own_file = (skill_file, _stat(skill_file))
+            return look
+        try:
+            listing = _listing(directory)
+        except OSError as error:
+            look.listing_error = error
+            return look
+        for entry in listing:
+            skill_file = os.path.join(entry.path, SKILL_FILE)
+            look.entries.append((entry, skill_file, _stat(skill_file) if _is_folder(entry) else None))
+        return look
+
+    def fingerprint(self) -> Fingerprint:
+        parts: list[object] = [(self.key, _stat_key(self.info))]
+        if self.own_file is not None:
+            parts.append(_stat_key(self.own_file[1]))
+        parts.extend((entry.name, _stat_key(info)) for entry, _, info in self.entries)
+        return tuple(parts)
 
 
 def _read_into(
@@ -131,20 +159,7 @@ def fingerprint(directories: Sequence[Path]) -> Fingerprint:
     `SKILL.md` appears, disappears or is edited (its mtime, size and inode), so a library can tell
     that it should be read again without reading any file.
     """
-    parts: list[object] = []
-    for directory in directories:
-        parts.append((str(directory), _stat_key(_stat(directory))))
-        if _has_skill_file(directory):
-            parts.append(_stat_key(_stat(os.path.join(directory, SKILL_FILE))))
-            continue
-        try:
-            entries = _listing(directory)
-        except OSError:
-            continue
-        for entry in entries:
-            skill_file = os.path.join(entry.path, SKILL_FILE)
-            parts.append((entry.name, _stat_key(_skill_file_stat(entry, skill_file))))
-    return tuple(parts)
+    return tuple(part for directory in directories for part in _Look.of(directory).fingerprint())
 
 
 def _listing(directory: Path) -> list[os.DirEntry[str]]:
@@ -164,11 +179,6 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
-
-
-def _skill_file_stat(entry: os.DirEntry[str], skill_file: str) -> os.stat_result | None:
-    """The `stat` of `skill_file` inside the listed `entry`, or `None` when `entry` is no folder or has none."""
-    return _stat(skill_file) if _is_folder(entry) else None
 
 
 def _stat(path: str | Path) -> os.stat_result | None:
