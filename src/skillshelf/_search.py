@@ -82,15 +82,14 @@ class SkillIndex:
     """An in-memory index over skills."""
 
     def __init__(self, documents: Sequence[SearchDocument], config: RankingConfig | None = None) -> None:
-        self.config = config or RankingConfig()
+        self.config = config = config or RankingConfig()
         self.names = [document.name for document in documents]
         # Each document is first counted by word (a C-level pass) and written as (word id, count) pairs in
         # flat machine-integer buffers, so a 100k-skill build stays small; each distinct word is then stemmed
         # once and the pairs are expanded to term ids with NumPy.
         word_ids = _Numbering()
         whole, head = _Postings(word_ids), _Postings(word_ids)
-        body_chars = self.config.body_limit(len(documents))
-        config = self.config
+        body_chars = config.body_limit(len(documents))
         for document in documents:
             name, description, keywords, body = map(words, _document_texts(document, body_chars))
             head.add(Counter(name * 2 + description + keywords))
@@ -103,7 +102,7 @@ class SkillIndex:
         terms_by_word = _WordTerms([[vocabulary[term] for term in terms] for terms in terms_of_words(list(word_ids))])
         self.vocabulary: dict[str, int] = dict(vocabulary)
         self.matrices = tuple(
-            BM25Matrix.build(*terms_by_word.expand(postings), len(vocabulary), k1=self.config.k1, b=self.config.b)
+            BM25Matrix.build(*terms_by_word.expand(postings), len(vocabulary), k1=config.k1, b=config.b)
             for postings in (whole, head)
         )
         self._best = tuple(matrix.best() for matrix in self.matrices)
