@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
+import unicodedata
 import zlib
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillshelf import SkillLibrary
 from skillshelf._bm25 import BM25Matrix
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
 from skillshelf._search import RankingConfig, SearchDocument, SkillIndex
 from skillshelf._semantic import HybridIndex, SemanticUnavailableError
-from skillshelf._tokenize import split_identifier, tokenize
+from skillshelf._tokenize import split_identifier, tokenize, word_counts, words
 
 LIBRARY = [
     SearchDocument('pdf-forms', 'Fill in and flatten PDF forms.', body='Use pypdf to read AcroForm fields.'),
@@ -59,6 +64,22 @@ def test_cjk_runs_become_character_pairs_inside_mixed_text() -> None:
 
 def test_full_width_text_is_normalised() -> None:
     assert tokenize('ＰＤＦ') == tokenize('pdf')
+
+
+MIXED_SCRIPT = st.sampled_from(list("aZ9 _-.':·Σσİé\u0301\u0345ﬁＰ\u00a0\u2024\u2028代码한국\u1100\u1161ΑΔ\U0001f600"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(), st.lists(MIXED_SCRIPT).map(''.join)))
+def test_fast_word_splitting_agrees_with_one_unicode_regex(text: str) -> None:
+    # The reference: NFKC, lower-case, then every run of letters and digits of any script. The fast path
+    # lower-cases piece by piece, so a capital sigma at the end of a piece is `σ`, never the final form `ς`.
+    def same_sigma(found: list[str]) -> list[str]:
+        return [word.replace('ς', 'σ') for word in found]
+
+    reference = re.findall(r'[^\W_]+', unicodedata.normalize('NFKC', text).lower())
+    assert same_sigma(words(text)) == same_sigma(reference)
+    assert word_counts(text) == Counter(words(text))
 
 
 # --------------------------------------------------------------------------------------- ranking
@@ -174,6 +195,20 @@ def test_bm25_weights_match_the_formula() -> None:
     assert scores[1] == 0
     assert matrix.best()[0] == pytest.approx(expected, rel=1e-6)
     assert matrix.scores([]).tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize('big_count', [3, 2**60], ids=['packed sort', 'argsort for counts too large to pack'])
+def test_bm25_sums_the_counts_of_repeated_term_document_pairs(big_count: int) -> None:
+    # document 0: t2 in two entries, t0 once; document 1: t0 in three entries, t1 once
+    term_ids, counts = np.array([2, 0, 2, 0, 1, 0, 0]), np.array([1, big_count, 2, 1, 1, 1, 1])
+    matrix = BM25Matrix.build(term_ids, counts, np.array([3, 4]), 3)
+    assert matrix.starts.tolist() == [0, 2, 3, 4]
+    assert matrix.docs.tolist() == [0, 1, 1, 0]
+    lengths, average = np.array([3 + big_count, 4]), (7 + big_count) / 2
+    tf = np.array([big_count, 3, 1, 3])
+    idf = np.log1p((2 - np.array([2, 2, 1, 1]) + 0.5) / (np.array([2, 2, 1, 1]) + 0.5))
+    norm = 1.2 * (0.25 + 0.75 * lengths[[0, 1, 1, 0]] / average)
+    assert matrix.weights == pytest.approx(idf * tf * 2.2 / (tf + norm), rel=1e-6)
 
 
 # --------------------------------------------------------------------------------------- library and cache

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._bm25 import BM25Matrix, IntArray
-from ._tokenize import split_identifier, terms_of_words, tokenize, words
+from ._tokenize import split_identifier, terms_of_words, tokenize, word_counts, words
 
 __all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex')
 
@@ -91,9 +91,10 @@ class SkillIndex:
         whole, head = _Postings(word_ids), _Postings(word_ids)
         body_chars = config.body_limit(len(documents))
         for document in documents:
-            name, description, keywords, body = map(words, _document_texts(document, body_chars))
+            name, description, keywords, body = _document_texts(document, body_chars)
+            name, description, keywords = map(words, (name, description, keywords))
             head.add(Counter(name * 2 + description + keywords))
-            counts = Counter(body)
+            counts = word_counts(body)
             counts.update(
                 name * config.name_repeat + description * config.description_repeat + keywords * config.keywords_repeat
             )
