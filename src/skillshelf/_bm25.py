@@ -37,13 +37,12 @@ class BM25Matrix:
         """Weights for documents given as flat (term id, occurrences) entries, document after document.
 
         `entries[d]` is how many of the entries belong to document `d`; a term may have several entries in one
-        document (their occurrences add up).
+        document (their occurrences, never negative, add up).
         """
         n_docs = len(entries)
         doc_of_entry = np.repeat(np.arange(n_docs, dtype=np.int64), entries)
         lengths = np.bincount(doc_of_entry, weights=counts, minlength=n_docs)
-        pairs, inverse = np.unique(term_ids.astype(np.int64) * max(n_docs, 1) + doc_of_entry, return_inverse=True)
-        tf = np.bincount(inverse, weights=counts, minlength=len(pairs))
+        pairs, tf = _sum_by_pair(term_ids.astype(np.int64) * max(n_docs, 1) + doc_of_entry, counts.astype(np.int64))
         terms = pairs // max(n_docs, 1)
         docs = (pairs % max(n_docs, 1)).astype(np.int32)
         df = np.bincount(terms, minlength=n_terms)
@@ -71,3 +70,19 @@ class BM25Matrix:
         if present.any():
             best[present] = np.maximum.reduceat(self.weights, self.starts[:-1][present])
         return best
+
+
+def _sum_by_pair(pairs: IntArray, counts: IntArray) -> tuple[IntArray, IntArray]:
+    """The distinct `pairs` in ascending order, and the sum of `counts` over the entries of each."""
+    if not len(pairs):
+        return pairs, counts
+    count_bits = int(counts.max()).bit_length()
+    if int(pairs.max()).bit_length() + count_bits <= 63:
+        # Sorting one packed array is several times faster than the argsort behind `np.unique(return_inverse=True)`.
+        packed = np.sort((pairs << count_bits) | counts)
+        pairs, counts = packed >> count_bits, packed & ((1 << count_bits) - 1)
+    else:
+        order = np.argsort(pairs, kind='stable')
+        pairs, counts = pairs[order], counts[order]
+    first = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
+    return pairs[first], np.add.reduceat(counts, first)
