@@ -107,35 +107,37 @@ class SearchEngine:
 def build_skill_index(skills: Iterable[Skill[Any]], config: RankingConfig | None = None) -> SkillIndex:
     """The search index over `skills`, from the cache when it is current, else built (and cached)."""
     skills = list(skills)
+    keywords = [skill.keywords for skill in skills]  # gathered from metadata once: the key and the text both need them
     config = config or RankingConfig()
     directory = cache_directory()
     folder_skills = sum(1 for skill in skills if skill.folder is not None)
     path = None
     if directory is not None and folder_skills >= CACHE_MIN_SKILLS:
-        path = directory / f'index-{_cache_key(skills, config)}.npz'
+        path = directory / f'index-{_cache_key(skills, keywords, config)}.npz'
         cached = _load(path, config)
         if cached is not None and cached.names == [skill.name for skill in skills]:
             return cached
     body_chars = config.body_limit(len(skills))
-    index = SkillIndex([_document(skill, body_chars) for skill in skills], config)
+    documents = [_document(skill, declared, body_chars) for skill, declared in zip(skills, keywords, strict=True)]
+    index = SkillIndex(documents, config)
     if path is not None:
         _save(path, index)
     return index
 
 
-def _document(skill: Skill[Any], body_chars: int) -> SearchDocument:
+def _document(skill: Skill[Any], keywords: str, body_chars: int) -> SearchDocument:
     """The skill's searchable text; only the indexed start of the body is kept, so memory stays bounded."""
     try:
         body = skill.load_instructions(body_chars) if body_chars > 0 else ''
     except (SkillFormatError, OSError):
         body = ''
-    return SearchDocument(skill.name, skill.description, skill.keywords, body)
+    return SearchDocument(skill.name, skill.description, keywords, body)
 
 
-def _cache_key(skills: list[Skill[Any]], config: RankingConfig) -> str:
+def _cache_key(skills: list[Skill[Any]], keywords: list[str], config: RankingConfig) -> str:
     digest = hashlib.sha256(json.dumps([_FORMAT, asdict(config)]).encode())
-    for skill in skills:
-        digest.update(f'\0{skill.name}\0{skill.description}\0{skill.keywords}\0'.encode())
+    for skill, declared in zip(skills, keywords, strict=True):
+        digest.update(f'\0{skill.name}\0{skill.description}\0{declared}\0'.encode())
         if skill.folder is None:
             digest.update(hashlib.sha256(skill.load_instructions().encode()).digest())
             continue
