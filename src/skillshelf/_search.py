@@ -193,12 +193,14 @@ class _WordTerms:
         """The postings as (term id, count) pairs, and the number of pairs in each skill."""
         word_ids, counts, entries = map(_int_array, (postings.words, postings.counts, postings.entries))
         terms_per_word = self.counts[word_ids]
+        terms_before = np.zeros(len(word_ids) + 1, dtype=np.int64)
+        np.cumsum(terms_per_word, out=terms_before[1:])
         # Term k of the word in pair i sits at starts[word] + k; lay those out pair after pair.
-        first_term_of_pair = np.cumsum(terms_per_word) - terms_per_word
-        positions = np.repeat(self.starts[word_ids] - first_term_of_pair, terms_per_word)
+        positions = np.repeat(self.starts[word_ids] - terms_before[:-1], terms_per_word)
         positions += np.arange(len(positions))
-        skill_of_pair = np.repeat(np.arange(len(entries)), entries)
-        term_entries = np.bincount(skill_of_pair, weights=terms_per_word, minlength=len(entries)).astype(np.int64)
+        pairs_before_skill = np.zeros(len(entries) + 1, dtype=np.int64)
+        np.cumsum(entries, out=pairs_before_skill[1:])
+        term_entries = np.diff(terms_before[pairs_before_skill])
         return self.terms[positions], np.repeat(counts, terms_per_word), term_entries
 
 
