@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillshelf import SkillLibrary
+from skillshelf import SkillLibrary, _tokenize
 from skillshelf._bm25 import BM25Matrix
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
 from skillshelf._search import RankingConfig, SearchDocument, SkillIndex
 from skillshelf._semantic import HybridIndex, SemanticUnavailableError
-from skillshelf._tokenize import split_identifier, tokenize, word_counts, words
+from skillshelf._tokenize import split_identifier, terms_of_words, tokenize, word_counts, words
 
 LIBRARY = [
     SearchDocument('pdf-forms', 'Fill in and flatten PDF forms.', body='Use pypdf to read AcroForm fields.'),
@@ -64,6 +64,14 @@ def test_cjk_runs_become_character_pairs_inside_mixed_text() -> None:
 
 def test_full_width_text_is_normalised() -> None:
     assert tokenize('ＰＤＦ') == tokenize('pdf')
+
+
+def test_a_full_term_cache_still_gives_every_word_its_terms(monkeypatch: pytest.MonkeyPatch) -> None:
+    cached = len(_tokenize._TERMS)  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(_tokenize, '_CACHE_LIMIT', cached + 2)
+    terms = terms_of_words(['zorbulating', 'the', 'flumpered', 'quixotified', '蘑菇炖汤', 'zorbulating'])
+    assert terms == [('zorbul',), (), ('flumper',), ('quixotifi',), ('蘑菇', '菇炖', '炖汤'), ('zorbul',)]
+    assert len(_tokenize._TERMS) == cached + 2  # pyright: ignore[reportPrivateUsage]
 
 
 MIXED_SCRIPT = st.sampled_from(list("aZ9 _-.':·Σσİé\u0301\u0345ﬁＰ\u00a0\u2024\u2028代码한국\u1100\u1161ΑΔ\U0001f600"))

@@ -18,7 +18,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import chain
+from itertools import chain, islice
 from typing import Any, cast
 
 import Stemmer
@@ -101,8 +101,9 @@ _ASCII_WORDS = bytes(
 def terms_of_words(words: Sequence[str]) -> list[tuple[str, ...]]:
     """`word_terms` of each of `words`; new English words are stemmed in one batch, several times faster."""
     unseen = [word for word in dict.fromkeys(words) if word not in _TERMS and word.isascii() and word not in _STOPWORDS]
-    for word, stem in zip(unseen, _stem_words(unseen), strict=True):
-        _TERMS.remember(word, (stem,))
+    room = max(_CACHE_LIMIT - len(_TERMS), 0)
+    # Filled in bulk (one C call); words past a full cache are stemmed one by one as `word_terms` meets them.
+    _TERMS.update(islice(zip(unseen, zip(_stem_words(unseen)), strict=True), room))
     return list(map(word_terms, words))
 
 
