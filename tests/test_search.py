@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import re
@@ -19,8 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import skillshelf._skill
 from skillshelf import SkillLibrary, _tokenize
 from skillshelf._bm25 import BM25Matrix
+from skillshelf._gc import gc_paused
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
 from skillshelf._search import RankingConfig, SearchDocument, SkillIndex
 from skillshelf._semantic import HybridIndex, SemanticUnavailableError
@@ -261,6 +264,38 @@ def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: p
     fresh = build_skill_index(list(SkillLibrary.build(directories=[root]).skills.values()))
     assert [hit.name for hit in fresh.search('zeppelin', 1)] == ['skill-0042']
     assert len(list(cache.glob('index-*.npz'))) == 2
+
+
+@pytest.mark.parametrize('enabled', [True, False], ids=['collector on', 'collector off'])
+def test_the_garbage_collector_is_paused_while_building_and_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, enabled: bool
+) -> None:
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(tmp_path / 'cache'))
+    seen_while_reading: list[bool] = []
+    read_body = skillshelf._skill.read_body  # pyright: ignore[reportPrivateImportUsage]
+
+    def recording(skill_file: Path, max_chars: int | None = None) -> str:
+        seen_while_reading.append(gc.isenabled())
+        return read_body(skill_file, max_chars)
+
+    monkeypatch.setattr(skillshelf._skill, 'read_body', recording)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        library = SkillLibrary.build(directories=[write_library(tmp_path / 'skills', 8)])
+        assert library.search('kubernetes', 1)
+        library.refresh()
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen_while_reading == [False] * 8
+
+
+def test_the_collector_comes_back_after_an_error() -> None:
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), gc_paused():
+        raise RuntimeError('boom')
+    assert gc.isenabled()
 
 
 def test_a_corrupt_cache_file_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

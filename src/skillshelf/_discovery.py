@@ -11,6 +11,7 @@ from typing import Any
 
 from ._errors import SkillFormatError
 from ._frontmatter_cache import FrontmatterCache
+from ._gc import gc_paused
 from ._markdown import SKILL_FILE, parse_frontmatter, warn_notes
 from ._resources import ResourceError, skill_root
 from ._skill import Skill, file_stamp, folder_skill
@@ -152,6 +153,7 @@ def _describe_target(folder: Path) -> str:
         return 'a path that cannot be resolved'
 
 
+@gc_paused()
 def fingerprint(directories: Sequence[Path]) -> Fingerprint:
     """A cheap signature of what discovery would read from `directories`: one `stat` per entry.
 

@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from ._bm25 import BM25Matrix
 from ._errors import SkillError, SkillFormatError
+from ._gc import gc_paused
 from ._markdown import SKILL_FILE
 from ._search import RankingConfig, SearchDocument, SkillIndex
 from ._semantic import (
@@ -104,6 +105,7 @@ class SearchEngine:
         )
 
 
+@gc_paused()
 def build_skill_index(skills: Iterable[Skill[Any]], config: RankingConfig | None = None) -> SkillIndex:
     """The search index over `skills`, from the cache when it is current, else built (and cached)."""
     skills = list(skills)

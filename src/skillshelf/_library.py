@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from ._discovery import Fingerprint, SkippedSkill, discover, fingerprint
 from ._errors import SkillConflictError, SkillError, SkillWarning
+from ._gc import gc_paused
 from ._index_cache import SearchEngine, build_skill_index
 from ._markdown import SKILL_FILE
 from ._search import SearchHit, SkillIndex
@@ -174,6 +175,7 @@ class _Sources:
     reserved_tool_names: frozenset[str]
     fingerprint: Fingerprint = ()
 
+    @gc_paused()
     def collect(self) -> SkillLibrary:
         """Read the directories (without warning) into a new library that remembers these sources."""
         by_name: dict[str, Skill[Any]] = {}
