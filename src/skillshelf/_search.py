@@ -84,27 +84,23 @@ class SkillIndex:
     def __init__(self, documents: Sequence[SearchDocument], config: RankingConfig | None = None) -> None:
         self.config = config = config or RankingConfig()
         self.names = [document.name for document in documents]
-        # Each document is first counted by word (a C-level pass) and written as (word id, count) pairs in
-        # flat machine-integer buffers, so a 100k-skill build stays small; each distinct word is then stemmed
-        # once and the pairs are expanded to term ids with NumPy.
-        word_ids = _Numbering()
-        whole, head = _Postings(word_ids), _Postings(word_ids)
+        # Each field of each document is counted by word once (a C-level pass) and stored as (word id, count)
+        # entries in flat machine-integer buffers, so a 100k-skill build stays small. Each distinct word is then
+        # stemmed once; NumPy weighs the fields for each index and expands word ids to term ids.
+        fields = _FieldCounts()
         body_chars = config.body_limit(len(documents))
         for document in documents:
             name, description, keywords, body = _document_texts(document, body_chars)
-            name, description, keywords = map(words, (name, description, keywords))
-            head.add(Counter(name * 2 + description + keywords))
-            counts = word_counts(body)
-            counts.update(
-                name * config.name_repeat + description * config.description_repeat + keywords * config.keywords_repeat
-            )
-            whole.add(counts)
+            fields.add((Counter(words(name)), Counter(words(description)), Counter(words(keywords)), word_counts(body)))
         vocabulary = _Numbering()
-        terms_by_word = _WordTerms([[vocabulary[term] for term in terms] for terms in terms_of_words(list(word_ids))])
+        terms_by_word = _WordTerms([[vocabulary[term] for term in terms] for terms in terms_of_words(fields.words())])
         self.vocabulary: dict[str, int] = dict(vocabulary)
+        whole_repeats = (config.name_repeat, config.description_repeat, config.keywords_repeat, 1)
         self.matrices = tuple(
-            BM25Matrix.build(*terms_by_word.expand(postings), len(vocabulary), k1=config.k1, b=config.b)
-            for postings in (whole, head)
+            BM25Matrix.build(
+                *terms_by_word.expand(*fields.weighted(repeats)), len(vocabulary), k1=config.k1, b=config.b
+            )
+            for repeats in (whole_repeats, _HEADLINE_REPEATS)
         )
         self._best = tuple(matrix.best() for matrix in self.matrices)
 
@@ -156,20 +152,46 @@ class SkillIndex:
         return np.minimum(total / ceiling, 1.0)
 
 
-class _Postings:
-    """How often each word occurs in each skill: (word id, count) pairs, skill after skill."""
+_HEADLINE_REPEATS = (2, 1, 1, 0)
+"""How often the headline index counts the name, description, keywords and body of a skill."""
 
-    def __init__(self, word_ids: _Numbering) -> None:
-        self.word_ids = word_ids
-        self.words = array('q')
+
+class _FieldCounts:
+    """How often each word occurs in each field (name, description, keywords, body) of each skill:
+    (word id, count) entries, field after field, skill after skill."""
+
+    FIELDS = 4
+
+    def __init__(self) -> None:
+        self.word_ids = _Numbering()
+        self.word_entries = array('q')
         self.counts = array('q')
-        self.entries = array('q')
-        """How many pairs belong to each skill."""
+        self.field_sizes = array('q')
+        """How many entries each field of each skill has."""
 
-    def add(self, counts: Counter[str]) -> None:
-        self.words.extend(map(self.word_ids.__getitem__, counts))
-        self.counts.extend(counts.values())
-        self.entries.append(len(counts))
+    def add(self, fields: tuple[Counter[str], Counter[str], Counter[str], Counter[str]]) -> None:
+        for counts in fields:
+            self.word_entries.extend(map(self.word_ids.__getitem__, counts))
+            self.counts.extend(counts.values())
+            self.field_sizes.append(len(counts))
+
+    def words(self) -> list[str]:
+        """Every distinct word, in word-id order."""
+        return list(self.word_ids)
+
+    def weighted(self, repeats: tuple[int, ...]) -> tuple[IntArray, IntArray, IntArray]:
+        """The entries with each field's counts multiplied by its repeat (fields repeated 0 times left out),
+        and the number of entries of each skill."""
+        word_ids, counts, field_sizes = map(_int_array, (self.word_entries, self.counts, self.field_sizes))
+        skills = len(field_sizes) // self.FIELDS
+        field_repeats = np.array(repeats, dtype=np.int64)
+        repeat_of_entry = np.repeat(np.tile(field_repeats, skills), field_sizes)
+        kept = repeat_of_entry > 0
+        entries = np.zeros(skills, dtype=np.int64)
+        for field, repeat in enumerate(repeats):
+            if repeat > 0:
+                entries += field_sizes[field :: self.FIELDS]
+        return word_ids[kept], (counts * repeat_of_entry)[kept], entries
 
 
 class _Numbering(dict[str, int]):
@@ -189,9 +211,9 @@ class _WordTerms:
         np.cumsum(self.counts, out=self.starts[1:])
         self.terms = np.array([term for terms in terms_of_word for term in terms], dtype=np.int64)
 
-    def expand(self, postings: _Postings) -> tuple[IntArray, IntArray, IntArray]:
-        """The postings as (term id, count) pairs, and the number of pairs in each skill."""
-        word_ids, counts, entries = map(_int_array, (postings.words, postings.counts, postings.entries))
+    def expand(self, word_ids: IntArray, counts: IntArray, entries: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """(word id, count) entries, `entries[d]` of them for skill `d`, as (term id, count) entries and the
+        number of those per skill."""
         terms_per_word = self.counts[word_ids]
         terms_before = np.zeros(len(word_ids) + 1, dtype=np.int64)
         np.cumsum(terms_per_word, out=terms_before[1:])
