@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import random
 import re
@@ -342,4 +343,7 @@ def write_skill_folders(docs: Sequence[Doc], directory: Path) -> list[str]:
         text = f'---\nname: {name}\ndescription: {json.dumps(description, ensure_ascii=False)}\n---\n\n{doc.body}\n'
         (folder / 'SKILL.md').write_text(text, encoding='utf-8')
         names.append(name)
+    # Flushed now, so the kernel's write-back of a just-written library does not land inside a timed start-up.
+    if hasattr(os, 'sync'):  # not on Windows
+        os.sync()
     return names
