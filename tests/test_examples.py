@@ -56,3 +56,17 @@ def test_markdown_skill_example_reads_a_bundled_file() -> None:
     output = run_example('markdown_skill.py')
     assert 'model -> read_skill_resource({"name":"sql-review","path":"references/checklist.md"})' in output
     assert 'tool  <- # SQL review checklist' in output
+
+
+def test_torch_free_hybrid_example_ranks_with_a_real_wordllama_model() -> None:
+    output = run_example('torch_free_hybrid.py')
+    first = {'lexical': [], 'hybrid': []}
+    for line in output.splitlines():
+        method, _, ranked = line.strip().partition(' ')
+        if method in first:
+            first[method].append(ranked.split()[0])
+    # The paraphrases tie or mislead the lexical ranking; the embeddings put the right skill first.
+    assert first == {
+        'lexical': ['sql-review', 'http-api-design', 'csv-analysis'],
+        'hybrid': ['sql-review', 'release-notes', 'sql-review'],
+    }
