@@ -118,12 +118,9 @@ class _TermCache(dict[str, tuple[str, ...]]):
             terms = tuple(chain.from_iterable(map(_run_terms, filter(None, _CJK_RUN.split(word)))))
         else:
             terms = (word,)
-        self.remember(word, terms)
-        return terms
-
-    def remember(self, word: str, terms: tuple[str, ...]) -> None:
         if len(self) < _CACHE_LIMIT:
             self[word] = terms
+        return terms
 
 
 _CACHE_LIMIT = 500_000
