@@ -298,19 +298,27 @@ def cached(model: str, key: str, texts: list[str], encode: TextEncoder) -> tuple
     return vectors, seconds
 
 
-def lexical_matrix(dataset: Dataset, documents: list[SearchDocument]) -> npt.NDArray[np.float64]:
-    """The lexical engine's score of every document for every query (zeros when no query term is known)."""
+@dataclass(frozen=True)
+class LexicalScores:
+    """The lexical engine's score of every document for every query, and the skills each query names."""
+
+    rows: npt.NDArray[np.float64]
+    """Zeros when no query term is known."""
+    named: list[list[int]]
+
+
+def lexical_scores(dataset: Dataset, documents: list[SearchDocument]) -> LexicalScores:
     index = SkillIndex(documents)
     rows = np.zeros((len(dataset.queries), len(documents)))
     for i, query in enumerate(dataset.queries):
         scores = index.scores(query.text)
         if scores is not None:
             rows[i] = scores
-    return rows
+    return LexicalScores(rows, [index.named_in(query.text) for query in dataset.queries])
 
 
 def rank_all(
-    dataset: Dataset, lexical: npt.NDArray[np.float64], doc_vectors: Vectors, query_vectors: Vectors
+    dataset: Dataset, lexical: LexicalScores, doc_vectors: Vectors, query_vectors: Vectors
 ) -> dict[str, dict[str, Any]]:
     """P@1, R@5 and MRR@10 for every lexical weight, fused exactly as `HybridIndex.scores` does."""
     dense = np.maximum(query_vectors @ doc_vectors.T, 0.0).astype(np.float64)
@@ -320,8 +328,8 @@ def rank_all(
         per_query: list[dict[str, float]] = []
         by_lang: dict[str, list[float]] = {}
         for i, query in enumerate(dataset.queries):
-            fused = weight * lexical[i] + (1 - weight) * dense[i]
-            ranked = [position for position, _ in top_hits(fused, 10, 0.0)]
+            fused = weight * lexical.rows[i] + (1 - weight) * dense[i]
+            ranked = [position for position, _ in top_hits(fused, 10, 0.0, lexical.named[i])]
             scores = ranking_metrics(dataset, query, ranked)
             per_query.append(scores)
             if query.lang:
@@ -381,7 +389,7 @@ def measure(model: Model, datasets: list[Dataset], sample: list[str]) -> dict[st
     return report
 
 
-LEXICAL: dict[str, npt.NDArray[np.float64]] = {}
+LEXICAL: dict[str, LexicalScores] = {}
 
 
 # ----------------------------------------------------------------------------------------------- report
@@ -457,7 +465,7 @@ def main() -> None:
         datasets.append(bfcl_set(args.data))
     for dataset in datasets:
         documents = [SearchDocument(d.name, d.description, '', d.body) for d in dataset.docs]
-        LEXICAL[dataset.name] = lexical_matrix(dataset, documents)
+        LEXICAL[dataset.name] = lexical_scores(dataset, documents)
     library = trigger_sets(args.data)[1].docs
     stride = max(1, len(library) // THROUGHPUT_DOCS)
     sample = [

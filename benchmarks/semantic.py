@@ -54,7 +54,8 @@ class Precomputed:
     def search(self, query: str, limit: int) -> list[tuple[int, float]]:
         from skillshelf._search import top_hits
 
-        return top_hits(self.index.scores(query, self.query_vectors[query]), limit, 0.0)
+        named = self.index.lexical.named_in(query)
+        return top_hits(self.index.scores(query, self.query_vectors[query]), limit, 0.0, named)
 
 
 def texts_of(dataset: Dataset) -> list[str]:

@@ -93,6 +93,15 @@ def test_hybrid_ranks_a_paraphrase_that_lexical_misses() -> None:
     assert hybrid.search('extract fields from a PDF', 1)[0].name == 'pdf-forms'
 
 
+def test_hybrid_puts_a_skill_the_query_names_first_too() -> None:
+    hybrid = SkillLibrary.build(travel_skills(), search='hybrid', encoder=WordEncoder())
+    assert hybrid.search(PARAPHRASE, 1)[0].name == 'car-rental'
+    assert [hit.name for hit in hybrid.search(f'{PARAPHRASE} with flight-booking', 2)] == [
+        'flight-booking',
+        'car-rental',
+    ]
+
+
 def test_lexical_weight_moves_the_score_between_the_two_halves() -> None:
     dense_only = SkillLibrary.build(travel_skills(), encoder=WordEncoder(), lexical_weight=0.0)
     lexical_only = SkillLibrary.build(travel_skills(), encoder=WordEncoder(), lexical_weight=1.0)

@@ -25,7 +25,7 @@ from skillshelf import SkillLibrary, _tokenize
 from skillshelf._bm25 import BM25Matrix
 from skillshelf._gc import gc_paused
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
-from skillshelf._search import RankingConfig, SearchDocument, SkillIndex
+from skillshelf._search import RankingConfig, SearchDocument, SearchHit, SkillIndex
 from skillshelf._semantic import HybridIndex, SemanticUnavailableError
 from skillshelf._tokenize import split_identifier, terms_of_words, tokenize, word_counts, words
 
@@ -127,6 +127,52 @@ def test_a_headline_match_beats_a_passing_mention_in_a_body() -> None:
 
 def test_chinese_query_finds_chinese_skill_without_spaces(index: SkillIndex) -> None:
     assert names(index, '帮我做一下代码审查', 1) == ['代码审查']
+
+
+def test_a_skill_the_query_names_comes_first_with_score_one(index: SkillIndex) -> None:
+    # 'pull request' points at code-review; naming release-notes overrides that.
+    assert names(index, 'review the pull request', 1) == ['code-review']
+    assert index.search('use release-notes to review the pull request', 1) == [SearchHit('release-notes', 1.0)]
+    assert names(index, 'Run `Release-Notes` on the pull request', 1) == ['release-notes']
+
+
+def test_a_one_word_name_is_named_only_as_a_command() -> None:
+    index = SkillIndex([*LIBRARY, SearchDocument('planner', 'Break a feature into steps.', body='Plan the work.')])
+    assert names(index, 'review the pull request', 1) == ['code-review']
+    assert names(index, '/planner review the pull request', 1) == ['planner']
+    assert names(index, '$planner review the pull request', 1) == ['planner']
+    # A plain word only describes the request; it names nothing.
+    assert index.named_in('planner: review the pull request') == []
+
+
+@pytest.mark.parametrize(
+    'query',
+    [
+        'review the pull request in src/release-notes.ts',
+        'review the pull request of ~/skills/release-notes/',
+        'see https://example.com/planner about the pull request',
+        'a plan/planner/review loop for the pull request',
+    ],
+)
+def test_paths_urls_and_file_names_name_no_skill(query: str) -> None:
+    index = SkillIndex([*LIBRARY, SearchDocument('planner', 'Break a feature into steps.')])
+    assert index.named_in(query) == []
+
+
+def test_a_named_skill_is_found_even_when_no_other_word_matches(index: SkillIndex) -> None:
+    assert index.search('帮我用 sql-tuning', 3) == [SearchHit('sql-tuning', 1.0)]
+    assert index.search('/nothing-here', 3) == []
+
+
+def test_several_skills_with_the_named_name_keep_their_score_order() -> None:
+    twins = [
+        SearchDocument('deploy', 'Deploy the web app.'),
+        SearchDocument('deploy', 'Deploy docker containers.'),
+        SearchDocument('docker-build', 'Build docker images.'),
+    ]
+    ranked = SkillIndex(twins).rank('/deploy docker containers', 3, threshold=0)
+    assert [position for position, _ in ranked] == [1, 0, 2]
+    assert [score for _, score in ranked] == [1.0, 1.0, pytest.approx(0.268, abs=0.001)]
 
 
 def test_shared_words_rank_both_skills_in_order(index: SkillIndex) -> None:

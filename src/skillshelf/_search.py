@@ -6,14 +6,19 @@ description, keywords), so a skill whose headline matches beats one that mention
 passing. Scores are absolute: a skill's score is divided by the best score the query could reach in
 this library, so one threshold works for every query and library and "nothing fits" can be told apart
 from a weak match.
+
+A query that names a skill (`use deep-review-loop on this`, `/planner add dark mode`) gets that skill
+first, whatever the words around the name say: the user has already chosen it.
 """
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -129,10 +134,33 @@ class SkillIndex:
 
     def rank(self, query: str, limit: int, threshold: float | None = None) -> list[tuple[int, float]]:
         """Like `search`, with each skill given by its position in the documents the index was built from."""
+        named = self.named_in(query)
         scores = self.scores(query)
-        if scores is None or limit < 1:
-            return []
-        return top_hits(scores, limit, self.config.threshold if threshold is None else threshold)
+        if scores is None:
+            if not named:
+                return []
+            scores = np.zeros(len(self.names))
+        return top_hits(scores, limit, self.config.threshold if threshold is None else threshold, named)
+
+    def named_in(self, query: str) -> list[int]:
+        """The skills `query` names, by position: a hyphenated name (`deep-review-loop`) written out, or any
+        name invoked as a command (`/planner`, `$planner`, as Claude Code and Codex users do).
+
+        A one-word name written plainly (`planner`) is an ordinary word: it may just describe the request.
+        """
+        named: list[int] = []
+        for prefix, run in _NAME_MENTION.findall(query.lower()):
+            name = run.strip('-')
+            if prefix or '-' in name:
+                named.extend(self._positions_by_name.get(name, ()))
+        return list(dict.fromkeys(named))
+
+    @cached_property
+    def _positions_by_name(self) -> dict[str, list[int]]:
+        positions: dict[str, list[int]] = {}
+        for position, name in enumerate(self.names):
+            positions.setdefault(name.lower(), []).append(position)
+        return positions
 
     def scores(self, query: str) -> npt.NDArray[np.float64] | None:
         """Every skill's score in [0, 1] for `query`, in document order; `None` if no query term is known."""
@@ -151,6 +179,10 @@ class SkillIndex:
                 total += weight * matrix.scores(terms)
         return np.minimum(total / ceiling, 1.0)
 
+
+_NAME_MENTION = re.compile(r'(?:^|(?<=[\s"\'`(\[{<*]))([/$]?)((?:[^\W_]|-)+)(?![/\\]|\.\w)')
+"""A free-standing run of letters, digits and hyphens (what a skill name is made of), with the command sign
+before it, if any: not part of a path, URL or file name (`src/session.ts`, `~/skills/code-reviewer/`)."""
 
 _HEADLINE_REPEATS = (2, 1, 1, 0)
 """How often the headline index counts the name, description, keywords and body of a skill."""
@@ -235,13 +267,20 @@ def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str
     return split_identifier(document.name), document.description, document.keywords, body
 
 
-def top_hits(scores: npt.NDArray[np.float64], limit: int, threshold: float) -> list[tuple[int, float]]:
+def top_hits(
+    scores: npt.NDArray[np.float64], limit: int, threshold: float, named: Sequence[int] = ()
+) -> list[tuple[int, float]]:
     """The `limit` best (position, score) pairs scoring above 0 and at least `threshold`, best first.
 
+    The `named` positions (skills the query names) come first with score 1, the best scoring of them first.
     Ties keep document order, so results are reproducible.
     """
     if limit < 1 or not len(scores):
         return []
+    if named:
+        first = sorted(named, key=lambda position: -scores[position])[:limit]
+        rest = [hit for hit in top_hits(scores, limit + len(first), threshold) if hit[0] not in first]
+        return [(position, 1.0) for position in first] + rest[: limit - len(first)]
     if limit >= len(scores):
         order = np.argsort(-scores, kind='stable')
     else:

@@ -195,7 +195,8 @@ class HybridIndex:
         """Like `search`, with each skill given by its position in the documents."""
         if not query.strip() or not len(self) or limit < 1:
             return []
-        return top_hits(self.scores(query), limit, self.threshold if threshold is None else threshold)
+        threshold = self.threshold if threshold is None else threshold
+        return top_hits(self.scores(query), limit, threshold, self.lexical.named_in(query))
 
     def scores(self, query: str, query_vector: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float64]:
         """Every skill's fused score in [0, 1] for `query`."""
