@@ -22,6 +22,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 
 from ._errors import SkillFormatError, SkillWarning
 from ._files import REFUSES_SYMLINKS, SYMLINK_REFUSED_ERRNOS, NotRegularFileError, open_regular_file
+from ._flat_yaml import flat_mapping
 
 SKILL_FILE = 'SKILL.md'
 DELIMITER = '---'
@@ -367,6 +368,8 @@ def _shorten(text: str, limit: int = 60) -> str:
 
 
 def _load_yaml(text: str) -> Any:
+    if (fields := flat_mapping(text)) is not None:
+        return fields
     # Half the depth limit leaves a wide margin under the bound, so both loaders accept exactly the same texts.
     shallow = _nesting_bound(text) <= MAX_YAML_DEPTH // 2
     loader_class = _FastFrontmatterLoader if shallow and _FastFrontmatterLoader else _FrontmatterLoader
