@@ -8,6 +8,7 @@ import pytest
 import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from yaml.reader import Reader
 
 from skillshelf._flat_yaml import flat_mapping
 from skillshelf._markdown import parse_frontmatter
@@ -25,6 +26,14 @@ COLONS = st.sampled_from([': ', ': ', ':  ', ':'])
 ENDS = st.sampled_from(['', '', '', ' ', '\t', ' # c'])
 LINES = st.lists(st.tuples(KEYS, COLONS, QUOTES, VALUES, ENDS), min_size=1, max_size=3)
 """One-line fields, many plain enough for the fast path, the others with something only YAML may read."""
+
+
+def test_every_character_python_prints_is_one_yaml_takes_as_it_is() -> None:
+    # The fast path only reads lines that `str.isprintable()` accepts; PyYAML's reader refuses none of them.
+    printable = ''.join(c for c in map(chr, range(0x110000)) if c.isprintable())
+    assert Reader.NON_PRINTABLE.search(printable) is None
+    # ...and of those, these YAML reads as a line break or skips, or libyaml reads differently: never printable.
+    assert not any(c.isprintable() for c in '\t\r\x85\u2028\u2029\ufeff')
 
 
 def yaml_reads(text: str, loader: Any) -> object:

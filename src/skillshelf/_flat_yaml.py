@@ -1,10 +1,10 @@
 """Reading the common frontmatter, one-line `key: text` fields, without a YAML parser.
 
-Nine in ten real `SKILL.md` frontmatters are a few lines such as `name: pdf-forms` and
-`description: "Fill in PDF forms."`. Reading those with a regular expression is several times faster than
-building them with YAML, which matters when a library holds 100k skills. Anything else, or anything YAML
-might read as something other than the same strings (`on`, `2024-01-01`, `a: b: c`, a comment, an escape,
-a line break YAML knows and Python does not), is left to the YAML loader, so both always agree.
+Many `SKILL.md` frontmatters are just lines such as `name: pdf-forms` and `description: "Fill in PDF
+forms."`. Reading those with a regular expression is several times faster than building them with YAML,
+which matters when a library holds 100k skills. Anything else, or anything YAML might read as something
+other than the same strings (`on`, `2024-01-01`, `a: b: c`, a comment, an escape other than `\\"` and
+`\\\\`, a tab, a line break YAML knows and Python does not), is left to the YAML loader, so both agree.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ __all__ = ('flat_mapping',)
 def flat_mapping(text: str) -> dict[str, str] | None:
     """The fields of `text` if each of its lines is a one-line `key: text` field, as YAML would read them;
     `None` when YAML has to decide (then parse `text` with YAML)."""
-    if _NEEDS_YAML.search(text):
-        return None
     fields: dict[str, str] = {}
     for line in text.split('\n'):
         if not line:
             continue
-        match = _FIELD.fullmatch(line)
+        # Python's printable characters are a subset of YAML's, without the tab (libyaml and PyYAML's Python
+        # loader read tabs differently), the byte-order mark and the line breaks Python does not split at.
+        match = _FIELD.fullmatch(line) if line.isprintable() else None
         if match is None:
             return None
         key, double_quoted, single_quoted, plain = match.groups()
@@ -43,10 +43,6 @@ def flat_mapping(text: str) -> dict[str, str] | None:
             fields[key] = plain
     return fields or None  # YAML reads an empty text as no mapping at all
 
-
-_NEEDS_YAML = re.compile('[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]')
-"""A character YAML refuses, treats as a line break (`\\r`, `\\x85`, `\\u2028`, `\\u2029`) or skips (`\\ufeff`),
-or a tab, which libyaml and PyYAML's Python loader read differently."""
 
 _FIELD = re.compile(
     r"""(?P<key>[A-Za-z_][\w-]{0,127}):\ +
