@@ -7,6 +7,7 @@ with `name` and `description` required, then a markdown body of instructions.
 from __future__ import annotations
 
 import errno
+import functools
 import io
 import os
 import re
@@ -61,6 +62,7 @@ _NAME_CHARACTERS = re.compile(r'(?:[^\W_]|-)+')
 """Letters and digits of any script (what `str.isalnum` accepts) and hyphens."""
 
 
+@functools.lru_cache(maxsize=64)  # discovery checks each name twice in a row: in the frontmatter, then in `Skill`
 def name_problem(name: str) -> str | None:
     """Why `name` breaks the Agent Skills naming rules, or `None` if it is valid."""
     if not name:
@@ -436,7 +438,7 @@ def _validate(skill_file: Path, data: dict[str, Any], notes: list[str]) -> Front
     name = _required_string(skill_file, data, 'name')
     if problem := name_problem(name):
         raise SkillFormatError(skill_file, problem)
-    folder = Path(os.path.abspath(skill_file)).parent.name  # lexical: `.` and `..` name the real folder
+    folder = os.path.basename(os.path.dirname(os.path.abspath(skill_file)))  # lexical: `..` names the real folder
     if unicodedata.normalize('NFKC', folder) != name:
         raise SkillFormatError(skill_file, f'the name {name!r} does not match its folder {folder!r}; rename one')
     description = _required_string(skill_file, data, 'description')
