@@ -71,6 +71,8 @@ def words(text: str) -> list[str]:
 def word_counts(text: str) -> Counter[str]:
     """`Counter(words(text))`, faster on long texts: only the distinct non-ASCII pieces go through the regex."""
     counts = Counter(_pieces(text))
+    if text.isascii():
+        return counts
     for piece in [piece for piece in counts if not piece.isascii()]:
         occurrences = counts.pop(piece)
         for word in _piece_words(piece):
