@@ -103,7 +103,7 @@ class _Look:
             look.listing_error = error
             return look
         for entry in listing:
-            skill_file = os.path.join(entry.path, SKILL_FILE)
+            skill_file = entry.path + _IN_FOLDER
             look.entries.append((entry, skill_file, _stat(skill_file) if _is_folder(entry) else None))
         return look
 
@@ -162,6 +162,10 @@ def fingerprint(directories: Sequence[Path]) -> Fingerprint:
     that it should be read again without reading any file.
     """
     return tuple(part for directory in directories for part in _Look.of(directory).fingerprint())
+
+
+_IN_FOLDER = os.sep + SKILL_FILE
+"""A folder's path plus this is its `SKILL.md`: `os.path.join` costs a tenth of a second per 100k folders."""
 
 
 def _listing(directory: Path) -> list[os.DirEntry[str]]:
