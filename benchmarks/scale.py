@@ -10,7 +10,8 @@ of another real skill, the same body). Each measurement runs in a fresh process:
   every frontmatter), then the first search, which reads the bodies, builds the index and writes the caches;
 * warm: the same in a new process with the caches present (frontmatter and index).
 
-Up to 20,000 skills each size is measured `--repeat` times (default 3) and the medians are reported.
+Up to 20,000 skills each size is measured `--repeat` times (default 3), larger sizes `--repeat-large` times
+(default 1), and the medians are reported; `results/scale.json` also lists each cold run's total.
 
 Latency is measured on the trigger queries against the library of that size. Writes
 `benchmarks/results/scale.json` and regenerates `benchmarks/README.md`.
@@ -100,6 +101,9 @@ def main() -> None:
     parser.add_argument('--dir', type=Path)
     parser.add_argument('--queries', type=Path)
     parser.add_argument('--repeat', type=int, default=3, help='runs per size up to 20k skills; medians are reported')
+    parser.add_argument(
+        '--repeat-large', type=int, default=1, help='runs per size above 20k skills (about 25 s each at 100k)'
+    )
     parser.add_argument('--no-readme', action='store_true')
     args = parser.parse_args()
     if args.worker:
@@ -117,7 +121,7 @@ def main() -> None:
             cache = Path(tmp) / 'cache-0'
             colds: list[dict[str, Any]] = []
             warms: list[dict[str, Any]] = []
-            repeats = args.repeat if size <= 20_000 else 1
+            repeats = args.repeat if size <= 20_000 else args.repeat_large
             for attempt in range(repeats):
                 cache = Path(tmp) / f'cache-{attempt}'  # empty: the cold run starts with no cache at all
                 colds.append(run_worker('cold', library_dir, cache))
@@ -132,6 +136,7 @@ def main() -> None:
             'warm_discover_s': warm['discover_s'],
             'cold_index_s': cold['index_s'],
             'cold_total_s': cold['total_s'],
+            'cold_total_runs_s': [run['total_s'] for run in colds],
             'warm_index_s': warm['index_s'],
             'warm_total_s': warm['total_s'],
             'warm_over_cold_index': warm['index_s'] / cold['index_s'],
@@ -164,10 +169,11 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    header = ['skills', 'discover s', 'cold index s', 'cold total s', 'warm discover s', 'warm index s',
+    header = ['skills', 'discover s', 'cold index s', 'cold total s', 'cold runs s', 'warm discover s', 'warm index s',
               'warm total s', 'warm/cold total', 'p50 ms', 'p95 ms', 'RSS MiB', 'index MiB', 'cache MiB']  # fmt: skip
     body = [
         [f'{r["size"]:,}', fmt(r['discover_s'], 2), fmt(r['cold_index_s'], 2), fmt(r['cold_total_s'], 2),
+         ' / '.join(fmt(t, 2) for t in r.get('cold_total_runs_s', [])) or '–',
          fmt(r.get('warm_discover_s', float('nan')), 3), fmt(r['warm_index_s'], 3), fmt(r['warm_total_s'], 3),
          f'{r["warm_over_cold_total"]:.1%}', fmt(r['latency_p50_ms'], 2), fmt(r['latency_p95_ms'], 2),
          fmt(r['cold_max_rss_mib'], 0), fmt(r['index_arrays_mib'], 1), fmt(r['cache_file_mib'], 1)]
