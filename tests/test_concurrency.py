@@ -293,6 +293,20 @@ def test_a_skill_added_between_runs_is_in_the_next_runs_catalog_and_loads(librar
     case(AREA, 'a skill folder added between runs', "picked up: in the next run's catalog, and load_skill loads it")
 
 
+def test_with_auto_reload_off_the_library_stays_as_it_was_built(library: Path) -> None:
+    capability = Skills(library, auto_reload=False)
+    conversation = Conversation(capability)
+    conversation.turn()
+    write_skill(library, 'gamma', 'Gamma body.')
+
+    [reply] = conversation.turn(ToolCallPart('load_skill', {'name': 'gamma'}))
+
+    assert reply.startswith("There is no skill named 'gamma'.")
+    assert 'gamma' not in capability.get_instructions()
+    assert 'gamma' not in capability.library.skills
+    case(AREA, 'a skill folder added between runs, with auto_reload=False', 'not picked up: the library stays as built')
+
+
 def test_a_description_edited_between_runs_updates_the_catalog_but_never_within_a_run(library: Path) -> None:
     capability = Skills(library)
     seen: list[str | None] = []

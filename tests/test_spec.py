@@ -52,6 +52,7 @@ capabilities:
       skills: [skill_fixtures:travel]
       catalog_budget: 400
       search_limit: 2
+      auto_reload: false
 """,
         encoding='utf-8',
     )
@@ -61,7 +62,7 @@ capabilities:
     agent.run_sync('convert 10 EUR')
 
     capability = skills_of(agent)
-    assert (capability.catalog_budget, capability.search_limit) == (400, 2)
+    assert (capability.catalog_budget, capability.search_limit, capability.auto_reload) == (400, 2, False)
     assert script.requests[1].tools == ['convert', 'load_skill', 'read_skill_resource', 'search_skills', 'unload_skill']
     assert (script.requests[0].instructions or '').endswith(
         '\n\nSkills: weather, currency, commit-messages, csv-analysis, http-api-design, release-notes, sql-review.'
@@ -104,3 +105,4 @@ def test_the_spec_json_schema_describes_the_options() -> None:
     text = str(schema)
     assert 'Skills' in text
     assert 'catalog_budget' in text
+    assert 'auto_reload' in text
