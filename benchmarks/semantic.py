@@ -52,10 +52,7 @@ class Precomputed:
         self.query_vectors = query_vectors
 
     def search(self, query: str, limit: int) -> list[tuple[int, float]]:
-        from skillshelf._search import top_hits
-
-        named = self.index.lexical.named_in(query)
-        return top_hits(self.index.scores(query, self.query_vectors[query]), limit, 0.0, named)
+        return self.index.rank(query, limit, 0.0, self.query_vectors[query])
 
 
 def texts_of(dataset: Dataset) -> list[str]:

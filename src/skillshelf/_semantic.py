@@ -191,12 +191,19 @@ class HybridIndex:
         names = self.lexical.names
         return [SearchHit(names[position], score) for position, score in self.rank(query, limit, threshold)]
 
-    def rank(self, query: str, limit: int, threshold: float | None = None) -> list[tuple[int, float]]:
-        """Like `search`, with each skill given by its position in the documents."""
+    def rank(
+        self,
+        query: str,
+        limit: int,
+        threshold: float | None = None,
+        query_vector: npt.NDArray[np.float32] | None = None,
+    ) -> list[tuple[int, float]]:
+        """Like `search`, with each skill given by its position in the documents; `query_vector` is the query's
+        embedding if it is already known (else the encoder embeds the query)."""
         if not query.strip() or not len(self) or limit < 1:
             return []
         threshold = self.threshold if threshold is None else threshold
-        return top_hits(self.scores(query), limit, threshold, self.lexical.named_in(query))
+        return top_hits(self.scores(query, query_vector), limit, threshold, self.lexical.named_in(query))
 
     def scores(self, query: str, query_vector: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float64]:
         """Every skill's fused score in [0, 1] for `query`."""
