@@ -25,7 +25,7 @@ from skillshelf import SkillLibrary, _tokenize
 from skillshelf._bm25 import BM25Matrix
 from skillshelf._gc import gc_paused
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
-from skillshelf._search import RankingConfig, SearchDocument, SearchHit, SkillIndex
+from skillshelf._search import RankingConfig, SearchDocument, SearchHit, SkillIndex, when_to_use_sections
 from skillshelf._semantic import HybridIndex, SemanticUnavailableError
 from skillshelf._tokenize import split_identifier, terms_of_words, tokenize, word_counts, words
 
@@ -123,6 +123,41 @@ def test_a_headline_match_beats_a_passing_mention_in_a_body() -> None:
         ]
     )
     assert names(index, 'docker', 2) == ['docker-deploy', 'notes']
+
+
+def test_a_when_to_use_section_weighs_more_than_the_rest_of_the_body() -> None:
+    filler = 'Follow the steps. ' * 30
+    index = SkillIndex(
+        [
+            SearchDocument('ledger', 'Keep the books.', body=f'# Ledger\n\n## Steps\n\nReconcile invoices.\n{filler}'),
+            SearchDocument(
+                'billing', 'Handle money.', body=f'# Billing\n\n## When to use\n\nReconcile invoices.\n{filler}'
+            ),
+        ]
+    )
+    assert names(index, 'reconcile the invoices', 2) == ['billing', 'ledger']
+
+
+def test_when_to_use_sections_keep_their_subsections_and_leave_out_when_not_to_use() -> None:
+    body = (
+        '# When to use this planner\n'  # the body's first line is its title
+        'Title text.\n'
+        '## When to use\n'
+        'Planning requests.\n'
+        '### Examples\n'
+        '"plan my sprint"\n'
+        '## Steps\n'
+        'Procedure.\n'
+        '## When NOT to use\n'
+        'Quick fixes.\n'
+        '## Trigger phrases\n'
+        'roadmap\n'
+        '## 触发条件\n'
+        '用户要求制定计划\n'
+    )
+    sections = [section.strip() for section in when_to_use_sections(body)]
+    assert sections == ['Planning requests.', 'Examples \n"plan my sprint"', 'roadmap', '用户要求制定计划']
+    assert when_to_use_sections('# Tool\n\n## Usage\n\nRun it.\n') == []
 
 
 def test_chinese_query_finds_chinese_skill_without_spaces(index: SkillIndex) -> None:

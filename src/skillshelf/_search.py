@@ -3,7 +3,8 @@
 Two BM25 indexes are summed: one over the whole skill, where the name, description and keywords are
 repeated so they weigh more than the body (BM25F by repetition), and one over the headline only (name,
 description, keywords), so a skill whose headline matches beats one that mentions the words in
-passing. Scores are absolute: a skill's score is divided by the best score the query could reach in
+passing. A body's "When to use" sections count as keywords: that is where authors list the requests a
+skill is for. Scores are absolute: a skill's score is divided by the best score the query could reach in
 this library, so one threshold works for every query and library and "nothing fits" can be told apart
 from a weak match.
 
@@ -45,7 +46,8 @@ class SearchDocument:
     description: str
     """The skill description."""
     keywords: str = ''
-    """Extra words the author declared (frontmatter `keywords`, `tags`, `triggers`, `when_to_use`)."""
+    """Extra words the author declared (frontmatter `keywords`, `tags`, `triggers`, `when_to_use`); the body's
+    "When to use" sections are added to them."""
     body: str = ''
     """The instructions (the `SKILL.md` body); only its beginning is indexed (`RankingConfig.body_chars`)."""
 
@@ -264,7 +266,44 @@ def _int_array(buffer: array[int]) -> IntArray:
 
 def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str, str, str]:
     body = document.body[:body_chars] if body_chars > 0 else ''
-    return split_identifier(document.name), document.description, document.keywords, body
+    keywords = ' '.join(filter(None, (document.keywords, *when_to_use_sections(body))))
+    return split_identifier(document.name), document.description, keywords, body
+
+
+def when_to_use_sections(body: str) -> list[str]:
+    """The sections of a Markdown body whose heading says when to use the skill (`## When to use`,
+    `## Triggers`, `## 触发条件`), with their subsections: authors list the requests the skill is for there,
+    so they are searched like declared keywords. "When *not* to use" sections are left out."""
+    # Most bodies have no such heading: one search over their joined headings rules them out before any split.
+    # (A heading on the body's first line is its title, not a section's: the patterns look for "\n#".)
+    if not _WHEN_TO_USE.search('\n'.join(_HEADING_TITLE.findall(body)).lower()):
+        return []
+    parts = _HEADING.split(body)  # text before the first heading, then (level, title, text after it) per heading
+    sections: list[str] = []
+    level = 0
+    for position in range(1, len(parts), 3):
+        heading_level, title, section = len(parts[position]), parts[position + 1], parts[position + 2]
+        if level and heading_level > level:
+            sections.append(f'{title} {section}')
+            continue
+        title = title.lower()
+        level = heading_level if _WHEN_TO_USE.search(title) and not _WHEN_NOT.search(title) else 0
+        if level:
+            sections.append(section)
+    return sections
+
+
+# "\n#" is a literal prefix, which the regex engine scans for quickly.
+_HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
+_HEADING_TITLE = re.compile(r'\n#{1,6}[ \t]+([^\n]*)')
+_WHEN_TO_USE = re.compile(
+    r'when to (?:use|invoke|activate|trigger|load|call|reach for)|use (?:this(?: skill)?|it|me) when'
+    r'|^[\d.\s]*(?:triggers?|activation)\b|trigger (?:conditions|phrases|words)'
+    r'|何时(?:使用|触发|调用)|触发(?:条件|场景|词)|(?:使用|适用)场景',
+    re.MULTILINE,
+)
+"""A heading (lower-cased) over a section that says when to use the skill."""
+_WHEN_NOT = re.compile(r"\bnot\b|n't|\bskip|\bavoid|不")
 
 
 def top_hits(
