@@ -130,12 +130,19 @@ def test_a_corrupt_cache_is_ignored(tmp_path: Path, cache_dir: Path, content: st
     assert snapshot(SkillLibrary.build(directories=[root])) == expected
 
 
-def test_a_tampered_entry_is_parsed_again(tmp_path: Path, cache_dir: Path, head_reads: list[Path]) -> None:
+@pytest.mark.parametrize(
+    ('field', 'value'),
+    [(2, ['not', 'a', 'string']), (1, 'Not A Valid Name'), (1, ''), (2, '   ')],
+    ids=['description-not-a-string', 'name-breaks-the-rules', 'name-empty', 'description-blank'],
+)
+def test_a_tampered_entry_is_parsed_again(
+    tmp_path: Path, cache_dir: Path, head_reads: list[Path], field: int, value: object
+) -> None:
     root = write_library(tmp_path / 'lib')
     SkillLibrary.build(directories=[root])
     (cache_file,) = cache_dir.glob('frontmatter-*.json')
     data = json.loads(cache_file.read_text(encoding='utf-8'))
-    data['skills'][str(root / 'skill-0005' / 'SKILL.md')][2] = ['not', 'a', 'string']
+    data['skills'][str(root / 'skill-0005' / 'SKILL.md')][field] = value
     cache_file.write_text(json.dumps(data), encoding='utf-8')
     head_reads.clear()
 
@@ -143,6 +150,7 @@ def test_a_tampered_entry_is_parsed_again(tmp_path: Path, cache_dir: Path, head_
 
     assert head_reads == [root / 'skill-0005' / 'SKILL.md']
     assert library.skills['skill-0005'].description == 'Handle topic 5.'
+    assert len(library.skills) == CACHE_MIN_SKILLS
 
 
 def test_small_libraries_and_a_disabled_cache_write_nothing(

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ._index_cache import CACHE_MIN_SKILLS, cache_directory
-from ._markdown import Frontmatter, parse_frontmatter
+from ._markdown import Frontmatter, name_problem, parse_frontmatter
 
 __all__ = ('FrontmatterCache',)
 
@@ -119,6 +119,8 @@ def _frontmatter_of(entry: list[Any]) -> Frontmatter | None:
     texts = (name, description)
     optional = (license_, compatibility)
     if not all(isinstance(text, str) for text in texts) or not all(v is None or isinstance(v, str) for v in optional):
+        return None
+    if name_problem(name) or not description.strip():  # a `Frontmatter` is a checked one; so must a cached one be
         return None
     if not isinstance(allowed_tools, list) or not isinstance(metadata, dict) or not isinstance(notes, list):
         return None

@@ -7,7 +7,6 @@ with `name` and `description` required, then a markdown body of instructions.
 from __future__ import annotations
 
 import errno
-import functools
 import io
 import os
 import re
@@ -40,7 +39,8 @@ KNOWN_FIELDS = frozenset({'name', 'description', 'license', 'compatibility', 'me
 
 @dataclass(frozen=True)
 class Frontmatter:
-    """The parsed frontmatter of one `SKILL.md`."""
+    """The parsed frontmatter of one `SKILL.md`, checked: the name follows the naming rules, the description is
+    not empty (see `read_frontmatter`)."""
 
     name: str
     """The skill's name, as the model uses it."""
@@ -62,7 +62,6 @@ _NAME_CHARACTERS = re.compile(r'(?:[^\W_]|-)+')
 """Letters and digits of any script (what `str.isalnum` accepts) and hyphens."""
 
 
-@functools.lru_cache(maxsize=64)  # discovery checks each name twice in a row: in the frontmatter, then in `Skill`
 def name_problem(name: str) -> str | None:
     """Why `name` breaks the Agent Skills naming rules, or `None` if it is valid."""
     if not name:

@@ -76,19 +76,34 @@ class Skill(Generic[AgentDepsT]):
             raise SkillFormatError(None, f'skill {name!r}: {problem}')
         if not description.strip():
             raise SkillFormatError(None, f'skill {name!r}: the description is empty; say what it does and when')
-        self.name = name
-        self.description = description.strip()
-        self._instructions = instructions
-        self._toolset = toolset
-        self._stamp = None
+        self._set_fields(name, description.strip(), instructions, toolset, dict(resources or {}), dict(metadata or {}))
         for tool in tools:
             if isinstance(tool, Tool):
                 self.toolset.add_tool(cast('Tool[AgentDepsT]', tool))
             else:
                 self.toolset.add_function(tool)
-        self.resources = dict(resources or {})
-        self.metadata = dict(metadata or {})
-        self.folder = None
+
+    def _set_fields(
+        self,
+        name: str,
+        description: str,
+        instructions: str | None,
+        toolset: FunctionToolset[AgentDepsT] | None,
+        resources: dict[str, str],
+        metadata: dict[str, Any],
+        folder: Path | None = None,
+        stamp: FileStamp | None = None,
+    ) -> None:
+        """Every field, in one place for both ways a skill is made: `__init__` checks its arguments first;
+        `folder_skill` gets a frontmatter that was checked when it was read."""
+        self.name = name
+        self.description = description
+        self._instructions = instructions
+        self._toolset = toolset
+        self.resources = resources
+        self.metadata = metadata
+        self.folder = folder
+        self._stamp = stamp
 
     @classmethod
     def from_folder(cls, folder: str | Path) -> Skill[Any]:
@@ -177,14 +192,13 @@ class Skill(Generic[AgentDepsT]):
 
 
 def folder_skill(folder: Path, front: Frontmatter, stamp: FileStamp | None = None) -> Skill[Any]:
-    """The skill in `folder`, whose `SKILL.md` frontmatter is `front`; its body is read when it is loaded.
+    """The skill in `folder`, whose `SKILL.md` frontmatter is `front` (already checked against the format,
+    see `Frontmatter`); its body is read when it is loaded.
 
     `stamp` is the file's signature when discovery read it, if known.
     """
-    skill: Skill[Any] = Skill(front.name, front.description, metadata=_folder_metadata(front))
-    skill._instructions = None  # pyright: ignore[reportPrivateUsage]
-    skill._stamp = stamp  # pyright: ignore[reportPrivateUsage]
-    skill.folder = folder
+    skill: Skill[Any] = Skill.__new__(Skill)
+    skill._set_fields(front.name, front.description, None, None, {}, _folder_metadata(front), folder, stamp)  # pyright: ignore[reportPrivateUsage]
     return skill
 
 
