@@ -3,9 +3,10 @@
     python benchmarks/ablation.py --data ../shared/bench
 
 Scores skillshelf's engine with one piece changed at a time (stemming off, CJK character pairs replaced by
-whole runs or by jieba word segmentation, no body, no headline index, no field repetition, longer body)
-on the dev files. Tokeniser variants swap functions inside `skillshelf._tokenize` for the run, so the
-rest of the engine is exactly the shipped one. jieba is measured only when `rjieba` is installed.
+whole runs or by jieba word segmentation, no body, no "When to use" sections as keywords, no headline index,
+no field repetition, longer body) on the dev files. Variants of the tokeniser and of the document fields swap
+functions inside `skillshelf._tokenize` or `skillshelf._search` for the run, so the rest of the engine is
+exactly the shipped one. jieba is measured only when `rjieba` is installed.
 Writes `benchmarks/results/ablation.json` and regenerates `benchmarks/README.md`.
 """
 
@@ -16,6 +17,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -24,19 +26,23 @@ from _common import Dataset, Method, Skillshelf, bfcl_set, fmt, machine, markdow
 from _common import write_json as save
 from discovery import evaluate
 
+import skillshelf._search as search
 import skillshelf._tokenize as tokenizer
 from skillshelf._search import RankingConfig
 
 
 @contextmanager
-def patched(name: str, value: Any) -> Iterator[None]:
-    original = getattr(tokenizer, name)
-    setattr(tokenizer, name, value)
+def patched(module: ModuleType, **replacements: Any) -> Iterator[None]:
+    """`module`'s functions replaced for the run; the word → terms cache is emptied before and after."""
+    originals = {name: getattr(module, name) for name in replacements}
+    for name, value in replacements.items():
+        setattr(module, name, value)
     tokenizer._TERMS.clear()  # pyright: ignore[reportPrivateUsage]
     try:
         yield
     finally:
-        setattr(tokenizer, name, original)
+        for name, value in originals.items():
+            setattr(module, name, value)
         tokenizer._TERMS.clear()  # pyright: ignore[reportPrivateUsage]
 
 
@@ -64,16 +70,21 @@ def variants() -> list[tuple[str, Callable[[], Any], RankingConfig]]:
     default = RankingConfig()
     rows: list[tuple[str, Callable[[], Any], RankingConfig]] = [
         ('shipped engine', unchanged, default),
-        ('no stemming', lambda: patched('_stem_word', lambda word: word), default),
-        ('CJK runs as whole words', lambda: patched('_cjk_terms', lambda run: [run]), default),
+        ('no stemming', lambda: patched(tokenizer, _stem_word=lambda word: word, _stem_words=list), default),
+        ('CJK runs as whole words', lambda: patched(tokenizer, _cjk_terms=lambda run: [run]), default),
         ('no body', unchanged, RankingConfig(body_chars=0)),
+        (
+            'no "When to use" sections as keywords',
+            lambda: patched(search, when_to_use_sections=lambda body: []),
+            default,
+        ),
         ('no headline index', unchanged, RankingConfig(head_weight=0)),
         ('no field repetition', unchanged, RankingConfig(name_repeat=1, description_repeat=1, keywords_repeat=1)),
         ('body up to 20,000 chars', unchanged, RankingConfig(body_chars=20_000)),
     ]
     jieba = _jieba_terms()
     if jieba is not None:
-        rows.insert(3, ('CJK by jieba words (rjieba)', lambda: patched('_cjk_terms', jieba), default))
+        rows.insert(3, ('CJK by jieba words (rjieba)', lambda: patched(tokenizer, _cjk_terms=jieba), default))
     return rows
 
 

@@ -130,8 +130,11 @@ _TERMS = _TermCache()
 
 
 def _run_terms(run: str) -> list[str]:
-    if not _IS_CJK.match(run):
-        return list(word_terms(run))
+    return _cjk_terms(run) if _IS_CJK.match(run) else list(word_terms(run))
+
+
+def _cjk_terms(run: str) -> list[str]:
+    """A run of CJK characters as overlapping character pairs; a lone character stays a term of its own."""
     if len(run) == 1:
         return [run]
     return [run[i : i + 2] for i in range(len(run) - 1)]
