@@ -276,7 +276,7 @@ def when_to_use_sections(body: str) -> list[str]:
     so they are searched like declared keywords. "When *not* to use" sections are left out."""
     # Most bodies have no such heading: one search over their joined headings rules them out before any split.
     # (A heading on the body's first line is its title, not a section's: the patterns look for "\n#".)
-    if not _WHEN_TO_USE.search('\n'.join(_HEADING_TITLE.findall(body)).lower()):
+    if not _WHEN_TO_USE.search('\n'.join(title for _, title in _HEADING.findall(body)).lower()):
         return []
     parts = _HEADING.split(body)  # text before the first heading, then (level, title, text after it) per heading
     sections: list[str] = []
@@ -295,7 +295,6 @@ def when_to_use_sections(body: str) -> list[str]:
 
 # "\n#" is a literal prefix, which the regex engine scans for quickly.
 _HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
-_HEADING_TITLE = re.compile(r'\n#{1,6}[ \t]+([^\n]*)')
 _WHEN_TO_USE = re.compile(
     r'when to (?:use|invoke|activate|trigger|load|call|reach for)|use (?:this(?: skill)?|it|me) when'
     r'|^[\d.\s]*(?:triggers?|activation)\b|trigger (?:conditions|phrases|words)'
