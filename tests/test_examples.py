@@ -58,8 +58,8 @@ def test_markdown_skill_example_reads_a_bundled_file() -> None:
     assert 'tool  <- # SQL review checklist' in output
 
 
-def test_torch_free_hybrid_example_ranks_with_a_real_wordllama_model() -> None:
-    output = run_example('torch_free_hybrid.py')
+def test_wordllama_encoder_example_ranks_with_a_real_wordllama_model() -> None:
+    output = run_example('wordllama_encoder.py')
     first = {'lexical': [], 'hybrid': []}
     for line in output.splitlines():
         method, _, ranked = line.strip().partition(' ')

