@@ -103,7 +103,8 @@ def semantic_section(payload: dict[str, Any]) -> list[str]:
     sweep = payload.get('threshold_sweep', {})
     if sweep:
         lines += [
-            '### Hybrid (w = 0.5) threshold sweep: P@1 kept vs. negatives ranked first / no-answer abstention',
+            f'### Hybrid (w = {payload.get("threshold_sweep_weight", 0.5)}, the default) threshold sweep: '
+            'P@1 kept vs. negatives ranked first / no-answer abstention',
             '',
         ]
         thresholds = [row['threshold'] for row in next(iter(sweep.values()))]

@@ -39,9 +39,15 @@ from _common import (
 from discovery import evaluate, table
 
 from skillshelf._search import SearchDocument
-from skillshelf._semantic import DEFAULT_HYBRID_THRESHOLD, HybridIndex, document_text, load_encoder
+from skillshelf._semantic import (
+    DEFAULT_HYBRID_THRESHOLD,
+    DEFAULT_LEXICAL_WEIGHT,
+    HybridIndex,
+    document_text,
+    load_encoder,
+)
 
-WEIGHTS = (0.0, 0.3, 0.5, 0.7)
+WEIGHTS = (0.0, 0.3, 0.5, 0.75)
 
 
 class Precomputed:
@@ -91,6 +97,7 @@ def main() -> None:
         'query_embedding_p50_ms': percentile(single, 50) * 1000,
         'datasets': {},
         'threshold_sweep': {},
+        'threshold_sweep_weight': DEFAULT_LEXICAL_WEIGHT,
     }
     for dataset in datasets:
         documents = [SearchDocument(d.name, d.description, '', d.body) for d in dataset.docs]
@@ -138,7 +145,7 @@ def sweep(
     documents: list[SearchDocument],
     doc_vectors: npt.NDArray[np.float32],
     query_vectors: dict[str, npt.NDArray[np.float32]],
-    weight: float = 0.5,
+    weight: float = DEFAULT_LEXICAL_WEIGHT,
 ) -> list[dict[str, float]]:
     """P@1 kept, negatives ranked first and no-answer abstention for hybrid thresholds 0 … 0.6."""
     index = Precomputed(
