@@ -67,7 +67,9 @@ _VOCABULARY = Path(__file__).parent / '_data' / 'minilm-vocab.txt.gz'
 _MAX_PIECES = 256
 """all-MiniLM-L6-v2 was trained on texts of up to 256 word pieces; longer ones are cut there."""
 _DIMENSIONS = 384
-_BATCH = 32
+_BATCH = 8
+"""Texts per model call: on a CPU small batches are faster. The 2,651 benchmark skills embed in 21 s in batches
+of 8, against 27-30 s in batches of 32 (2 cores)."""
 
 
 class SemanticUnavailableError(SkillError):
