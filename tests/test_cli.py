@@ -12,9 +12,11 @@ import pytest
 from typer.testing import CliRunner, Result
 
 import skillshelf._semantic as semantic
-from skillshelf import Skill
+import skillshelf._skill
+from skillshelf import Skill, Skills
 from skillshelf._cli import main
 from skillshelf._cli._app import app
+from skillshelf._index_cache import CACHE_MIN_SKILLS
 from skillshelf._toolset import META_TOOL_NAMES
 
 from conftest import SAMPLE_SKILLS
@@ -342,6 +344,65 @@ def test_search_without_a_match_says_so() -> None:
 
 def test_search_limit_is_bounded_like_search_skills() -> None:
     assert run('search', 'sql', SAMPLE_SKILLS, '--limit', '21').exit_code == 2
+
+
+# --- index --------------------------------------------------------------------------------------
+
+
+def test_index_saves_the_index_that_an_agent_then_loads_without_reading_a_body(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(CACHE_MIN_SKILLS):
+        topic = 'kubernetes clusters' if n == 7 else f'topic {n}'
+        write_skill(tmp_path / 'lib', f'skill-{n:03d}', f'name: skill-{n:03d}\ndescription: Handle {topic}.')
+
+    result = run('index', tmp_path / 'lib')
+    assert result.exit_code == 0, result.output
+    assert f'Indexed {CACHE_MIN_SKILLS} skills in ' in result.stdout
+    assert f'Cached in {cache_dir}' in ' '.join(result.stdout.split())
+    data = run_json('index', tmp_path / 'lib')
+    assert data['skills'] == CACHE_MIN_SKILLS
+    assert data['search'] == 'lexical'
+    assert data['cache']['saved'] is True
+    assert Path(data['cache']['path']).parent == cache_dir
+    assert Path(data['cache']['path']).is_file()
+
+    def no_body_reads(skill_file: Path, max_chars: int | None = None) -> str:
+        raise AssertionError(f'{skill_file} was read: the cached index was not used')
+
+    monkeypatch.setattr(skillshelf._skill, 'read_body', no_body_reads)
+    capability = Skills(tmp_path / 'lib')
+    assert [hit.name for hit in capability.library.search('kubernetes', 1)] == ['skill-007']
+
+
+def test_index_says_why_a_library_is_not_cached(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = run_json('index', SAMPLE_SKILLS)
+    assert data['skills'] == len(SAMPLE_NAMES)
+    assert data['cache'] == {
+        'saved': False,
+        'path': None,
+        'reason': f'libraries of fewer than {CACHE_MIN_SKILLS} folder skills are not cached; they index quickly '
+        'at the first search',
+    }
+    assert not cache_dir.exists()
+
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
+    result = run('index', SAMPLE_SKILLS)
+    assert result.exit_code == 0, result.output
+    assert 'Not cached: caching is off (SKILLSHELF_CACHE_DIR).' in result.stdout
+
+
+def test_index_reports_an_encoder_failure_without_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> semantic.Encoder:
+        raise RuntimeError('the model file is damaged')
+
+    monkeypatch.setattr(semantic, 'find_spec', lambda name, package=None: object())
+    monkeypatch.setattr(semantic, 'load_encoder', broken)
+    monkeypatch.setattr(semantic, '_shared', [])
+    result = run('index', SAMPLE_SKILLS, '--hybrid')
+    assert result.exit_code == 1
+    assert 'error: the index was not built: the model file is damaged' in result.stderr
+    assert 'Traceback' not in result.output
 
 
 # --- eval ---------------------------------------------------------------------------------------

@@ -236,6 +236,19 @@ def test_a_failing_encoder_never_ends_the_run_and_is_tried_again(make_script: Ca
     assert capability.library.search(PARAPHRASE, 1)[0].name == 'car-rental'  # hybrid again once the API is back
 
 
+def test_prepare_search_embeds_up_front_and_raises_what_a_search_would_only_warn_about() -> None:
+    encoder = FlakyEncoder()
+    library = SkillLibrary.build(travel_skills(), encoder=encoder)
+    with pytest.raises(ConnectionError, match='embedding service unavailable'):
+        library.prepare_search()
+
+    encoder.up = True
+    library.prepare_search()
+    assert len(encoder.texts) == len(travel_skills())
+    assert library.search(PARAPHRASE, 1)[0].name == 'car-rental'
+    assert len(encoder.texts) == len(travel_skills()) + 1  # the search embedded its query only
+
+
 def test_vectors_are_cached_on_disk_and_reused_until_a_skill_changes(tmp_path: Path, cache_dir: Path) -> None:
     library_dir = write_library(tmp_path / 'library', 200)
 

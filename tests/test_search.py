@@ -324,6 +324,23 @@ def test_library_search_reads_bodies_when_the_index_is_built(tmp_path: Path, mon
     assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
 
 
+def test_prepare_search_builds_the_index_before_the_first_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
+    prepared = SkillLibrary.build(directories=[write_library(tmp_path / 'prepared', 12)])
+    lazy = SkillLibrary.build(directories=[write_library(tmp_path / 'lazy', 12)])
+    prepared.prepare_search()
+    for root in (tmp_path / 'prepared', tmp_path / 'lazy'):
+        skill_file = root / 'skill-0003' / 'SKILL.md'
+        skill_file.write_text(skill_file.read_text(encoding='utf-8').replace('word3', 'zeppelin'), encoding='utf-8')
+
+    # The prepared library read the bodies before the edit; the lazy one reads them at its first search.
+    assert [hit.name for hit in prepared.search('word3', 3)] == ['skill-0003']
+    assert prepared.search('zeppelin', 3) == []
+    assert [hit.name for hit in lazy.search('zeppelin', 3)] == ['skill-0003']
+
+
 def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / 'cache'
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(cache))

@@ -51,7 +51,7 @@ from ._semantic import (
 )
 from ._skill import FileStamp, Skill, file_stamp
 
-__all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_directory')
+__all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_directory', 'index_cache_path')
 
 CACHE_MIN_SKILLS = 200
 """Smaller libraries index in well under a tenth of a second; caching them would only litter the disk."""
@@ -111,11 +111,8 @@ def build_skill_index(skills: Iterable[Skill[Any]], config: RankingConfig | None
     skills = list(skills)
     keywords = [skill.keywords for skill in skills]  # gathered from metadata once: the key and the text both need them
     config = config or RankingConfig()
-    directory = cache_directory()
-    folder_skills = sum(1 for skill in skills if skill.folder is not None)
-    path = None
-    if directory is not None and folder_skills >= CACHE_MIN_SKILLS:
-        path = directory / f'index-{_cache_key(skills, keywords, config)}.npz'
+    path = _index_path(skills, keywords, config)
+    if path is not None:
         cached = _load(path, config)
         if cached is not None and cached.names == [skill.name for skill in skills]:
             return cached
@@ -125,6 +122,20 @@ def build_skill_index(skills: Iterable[Skill[Any]], config: RankingConfig | None
     if path is not None:
         _save(path, index)
     return index
+
+
+def index_cache_path(skills: Iterable[Skill[Any]], config: RankingConfig | None = None) -> Path | None:
+    """The file the search index of `skills` is cached in, or `None` when it is not cached (caching is off,
+    or the library has fewer than `CACHE_MIN_SKILLS` folder skills). The file exists once the index is built."""
+    skills = list(skills)
+    return _index_path(skills, [skill.keywords for skill in skills], config or RankingConfig())
+
+
+def _index_path(skills: list[Skill[Any]], keywords: list[str], config: RankingConfig) -> Path | None:
+    directory = cache_directory()
+    if directory is None or sum(1 for skill in skills if skill.folder is not None) < CACHE_MIN_SKILLS:
+        return None
+    return directory / f'index-{_cache_key(skills, keywords, config)}.npz'
 
 
 def _document(skill: Skill[Any], keywords: str, body_chars: int) -> SearchDocument:

@@ -140,12 +140,8 @@ class SkillLibrary:
 
         With hybrid search the first call also embeds the skills (and loads the bundled model, once per process).
         """
-        ranker = self._ranker
         try:
-            if ranker is None:
-                with self._index_lock:  # concurrent first searches would each embed the whole library
-                    ranker = self._ranker or self._build_ranker()
-            return ranker.search(query, limit)
+            return (self._ranker or self._prepared_ranker()).search(query, limit)
         except Exception as error:
             # An embedding model or API that fails must not end the agent's run: rank lexically this time
             # (the next search tries the encoder again) and say why.
@@ -153,6 +149,24 @@ class SkillLibrary:
                 raise
             warnings.warn(SkillWarning(f'hybrid search failed, so this search ranked lexically: {error}'), stacklevel=2)
             return self._index.search(query, limit)
+
+    def prepare_search(self) -> None:
+        """Build the search index now rather than at the first search: read every skill's body and, with hybrid
+        search, embed every skill.
+
+        A library of 200 or more folder skills also saves the result in the on-disk cache, so calling this
+        in a build or deploy step makes the first search of later processes fast too. It blocks; from async
+        code, run it in a thread (`await asyncio.to_thread(library.prepare_search)`).
+
+        Raises:
+            SkillError: the hybrid encoder returned something other than one row per text. Any error of the
+                encoder itself is raised as it is (a search would instead rank lexically and warn).
+        """
+        self._prepared_ranker()
+
+    def _prepared_ranker(self) -> SkillIndex | HybridIndex:
+        with self._index_lock:  # concurrent first searches would each embed the whole library
+            return self._ranker or self._build_ranker()
 
     def _build_ranker(self) -> SkillIndex | HybridIndex:
         skills = list(self.skills.values())

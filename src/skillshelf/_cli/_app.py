@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -20,6 +22,7 @@ from .._capability import Skills, import_skills
 from .._catalog import DEFAULT_CATALOG_BUDGET
 from .._discovery import SkippedSkill
 from .._errors import SkillError, SkillWarning
+from .._index_cache import CACHE_MIN_SKILLS, cache_directory, index_cache_path
 from .._library import SkillLibrary
 from .._lint import SkillReport, lint_directories
 from .._resources import ResourceError
@@ -32,7 +35,8 @@ from ._render import emit_json, err, fail, out, score_bar, shorten, size_json, s
 
 app = typer.Typer(
     name='skillshelf',
-    help='See your skills the way the model sees them: list, validate, show, catalog, search and evaluate them.',
+    help='See your skills the way the model sees them: list, validate, show, catalog, search and evaluate them; '
+    'index them ahead of time.',
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -489,6 +493,53 @@ def search(
             match.description,
         )
     console.print(table)
+
+
+@app.command()
+def index(
+    directories: Directories = None, skill: ImportPaths = None, hybrid: Hybrid = False, as_json: AsJson = False
+) -> None:
+    """Build the search index now and save it in the on-disk cache, so an agent using these directories loads it
+    at its first search instead of building it (for a deploy or container build step). --hybrid embeds the
+    skills too. Libraries of 200 or more folder skills are cached."""
+    library = _library(directories, skill, hybrid=hybrid)
+    _note_skipped(library.skipped, as_json)
+    started = time.perf_counter()
+    with err().status(f'Indexing {len(library):,} skills…') if not as_json else nullcontext():
+        try:
+            library.prepare_search()
+        except Exception as error:  # an encoder or API failure: say what happened, not a traceback
+            fail(f'the index was not built: {error}')
+    seconds = time.perf_counter() - started
+    path = index_cache_path(library.skills.values())
+    reason = _not_cached(path)
+    if as_json:
+        emit_json(
+            {
+                'skills': len(library),
+                'search': library.search_mode,
+                'seconds': round(seconds, 3),
+                'cache': {'saved': reason is None, 'path': None if path is None else str(path), 'reason': reason},
+                'skipped': _skipped_json(library.skipped),
+            }
+        )
+        return
+    console = out()
+    noun = 'skill' if len(library) == 1 else 'skills'
+    console.print(f'Indexed {len(library):,} {noun} in {seconds:.2f} s ({library.search_mode} search).')
+    if reason is None:
+        console.print(f'Cached in {escape(str(path))}: the first search of an agent using these skills loads it.')
+    else:
+        console.print(f'Not cached: {escape(reason)}.', style='yellow')
+
+
+def _not_cached(path: Path | None) -> str | None:
+    """Why the index was not saved, or `None` if it was."""
+    if path is not None:
+        return None if path.is_file() else f'{path.parent} could not be written'
+    if cache_directory() is None:
+        return 'caching is off (SKILLSHELF_CACHE_DIR)'
+    return f'libraries of fewer than {CACHE_MIN_SKILLS} folder skills are not cached; they index quickly at the first search'
 
 
 @app.command('eval')
