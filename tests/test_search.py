@@ -157,6 +157,10 @@ def test_when_to_use_sections_keep_their_subsections_and_leave_out_when_not_to_u
     sections = [section.strip() for section in when_to_use_sections(body)]
     assert sections == ['Planning requests.', 'Examples \n"plan my sprint"', 'roadmap', '用户要求制定计划']
     assert when_to_use_sections('# Tool\n\n## Usage\n\nRun it.\n') == []
+    # A section heading may open the body: only a level-1 heading there is the title.
+    opening = '## Use this skill when\n- rotating secrets\n## Steps\nRotate.'
+    assert [section.strip() for section in when_to_use_sections(opening)] == ['- rotating secrets']
+    assert when_to_use_sections('# Trigger.dev\nRun background jobs.\n') == []
 
 
 def test_chinese_query_finds_chinese_skill_without_spaces(index: SkillIndex) -> None:

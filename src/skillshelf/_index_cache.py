@@ -55,7 +55,7 @@ __all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_direc
 
 CACHE_MIN_SKILLS = 200
 """Smaller libraries index in well under a tenth of a second; caching them would only litter the disk."""
-_FORMAT = 3
+_FORMAT = 4
 """Bump when the tokeniser, what is indexed or the index layout changes, so old cache files are not reused."""
 _OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
 _VECTOR_FORMAT = 1

@@ -274,8 +274,11 @@ def when_to_use_sections(body: str) -> list[str]:
     """The sections of a Markdown body whose heading says when to use the skill (`## When to use`,
     `## Triggers`, `## 触发条件`), with their subsections: authors list the requests the skill is for there,
     so they are searched like declared keywords. "When *not* to use" sections are left out."""
+    # A level-1 heading on the first line is the body's title ("# Trigger.dev"), but a deeper one opens a section
+    # ("## Use this skill when"); the patterns look for "\n#", so give that one a line break to start on.
+    if body.startswith('##'):
+        body = '\n' + body
     # Most bodies have no such heading: one search over their joined headings rules them out before any split.
-    # (A heading on the body's first line is its title, not a section's: the patterns look for "\n#".)
     if not _WHEN_TO_USE.search('\n'.join(title for _, title in _HEADING.findall(body)).lower()):
         return []
     parts = _HEADING.split(body)  # text before the first heading, then (level, title, text after it) per heading
