@@ -375,6 +375,24 @@ def test_index_saves_the_index_that_an_agent_then_loads_without_reading_a_body(
     assert [hit.name for hit in capability.library.search('kubernetes', 1)] == ['skill-007']
 
 
+def test_index_hybrid_saves_the_embeddings_too(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = WordEncoder()
+    monkeypatch.setattr(semantic, 'find_spec', lambda name, package=None: object())
+    monkeypatch.setattr(semantic, 'load_encoder', lambda: encoder)
+    monkeypatch.setattr(semantic, '_shared', [])
+    for n in range(CACHE_MIN_SKILLS):
+        write_skill(tmp_path / 'lib', f'skill-{n:03d}', f'name: skill-{n:03d}\ndescription: Handle topic {n}.')
+
+    result = run('index', tmp_path / 'lib', '--hybrid')
+    assert result.exit_code == 0, result.output
+    assert f'Indexed {CACHE_MIN_SKILLS} skills in ' in result.stdout
+    assert 'with the embeddings beside it' in ' '.join(result.stdout.split())
+    assert len(list(cache_dir.glob('vectors-*.npz'))) == 1
+    assert len(encoder.texts) == 1 + CACHE_MIN_SKILLS  # the model probe, then every skill once
+
+
 def test_index_says_why_a_library_is_not_cached(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = run_json('index', SAMPLE_SKILLS)
     assert data['skills'] == len(SAMPLE_NAMES)

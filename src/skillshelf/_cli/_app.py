@@ -528,7 +528,10 @@ def index(
     noun = 'skill' if len(library) == 1 else 'skills'
     console.print(f'Indexed {len(library):,} {noun} in {seconds:.2f} s ({library.search_mode} search).')
     if reason is None:
-        console.print(f'Cached in {escape(str(path))}: the first search of an agent using these skills loads it.')
+        embeddings = ', with the embeddings beside it' if library.search_mode == 'hybrid' else ''
+        console.print(
+            f'Cached in {escape(str(path))}{embeddings}: the first search of an agent using these skills loads it.'
+        )
     else:
         console.print(f'Not cached: {escape(reason)}.', style='yellow')
 
