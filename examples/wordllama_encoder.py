@@ -4,8 +4,8 @@
     python examples/wordllama_encoder.py
 
 Any callable from a list of texts to one embedding row per text can replace the `[semantic]` extra's
-all-MiniLM-L6-v2. wordllama is a 19 MB wheel with its weights inside (numpy only), embeds about 5,800
-skills a second on a CPU (MiniLM: about 50) and a query in well under a millisecond: a choice for very
+all-MiniLM-L6-v2. wordllama is a 19 MB wheel with its weights inside (numpy only), embeds about 5,300
+skills a second on a CPU (MiniLM: about 120) and a query in well under a millisecond: a choice for very
 large libraries. On the benchmark's dev data its best hybrid ranking is a little ahead of MiniLM's on
 skill-trigger queries (P@1 0.807 against 0.801) and behind it on MetaTool's paraphrases (0.532 against
 0.571): see the model comparison in `benchmarks/README.md`. Nothing is downloaded: the wheel's own
