@@ -56,6 +56,17 @@ class Negative:
     source: str = ''
 
 
+@dataclass(frozen=True)
+class OfferedQuery:
+    """A BFCL query with the few functions BFCL offered with it: its original, smaller setting."""
+
+    text: str
+    offered: frozenset[int]
+    """Positions in the library of the offered functions."""
+    relevant: frozenset[int]
+    """The offered functions that answer it; empty when none does (BFCL's irrelevance queries)."""
+
+
 @dataclass
 class Dataset:
     name: str
@@ -64,6 +75,8 @@ class Dataset:
     queries: list[Query]
     negatives: list[Negative] = field(default_factory=list[Negative])
     unanswerable: list[str] = field(default_factory=list[str])
+    offered: list[OfferedQuery] = field(default_factory=list[OfferedQuery])
+    """Each query again with only the functions offered with it (BFCL); scored against the whole library."""
     match: Callable[[Doc], str] | None = None
     """When set, a hit counts if its key matches a relevant doc's key (BFCL: same-name siblings)."""
 
@@ -131,17 +144,22 @@ def bfcl_set(data: Path) -> Dataset:
     position = {doc.id: i for i, doc in enumerate(docs)}
     queries: list[Query] = []
     unanswerable: list[str] = []
+    offered: list[OfferedQuery] = []
     for row in read_jsonl(data / 'bfcl_queries.jsonl'):
-        if row['relevant']:
-            queries.append(Query(row['query'], frozenset(position[x] for x in row['relevant']), row['category']))
+        relevant = frozenset(position[x] for x in row['relevant'])
+        if relevant:
+            queries.append(Query(row['query'], relevant, row['category']))
         else:
             unanswerable.append(row['query'])
+        if row['candidates']:
+            offered.append(OfferedQuery(row['query'], frozenset(position[x] for x in row['candidates']), relevant))
     return Dataset(
         'bfcl',
         f'BFCL: {len(docs)} functions, {len(queries)} answerable queries',
         docs,
         queries,
         unanswerable=unanswerable,
+        offered=offered,
         match=lambda doc: doc.name,
     )
 
@@ -163,13 +181,17 @@ class Method:
 
 
 class Skillshelf:
-    """skillshelf's engine, as `search_skills` runs it."""
+    """skillshelf's engine, as `search_skills` runs it; `threshold=0` keeps the hits below its score threshold,
+    so a benchmark can apply the threshold itself and show what it costs."""
 
-    def __init__(self, docs: Sequence[Doc], config: RankingConfig | None = None) -> None:
+    def __init__(
+        self, docs: Sequence[Doc], config: RankingConfig | None = None, threshold: float | None = None
+    ) -> None:
         self.index = SkillIndex([SearchDocument(d.name, d.description, '', d.body) for d in docs], config)
+        self.threshold = threshold
 
     def search(self, query: str, limit: int) -> list[tuple[int, float]]:
-        return self.index.rank(query, limit)
+        return self.index.rank(query, limit, self.threshold)
 
 
 class PlainBM25:
@@ -215,7 +237,7 @@ def methods(config: RankingConfig | None = None) -> list[Method]:
         Method(
             'skillshelf',
             'field-weighted BM25 + stemming + CJK bigrams',
-            lambda docs: Skillshelf(docs, config),
+            lambda docs: Skillshelf(docs, config, threshold=0),
             (config or RankingConfig()).threshold,
         ),
         Method('bm25_plain', 'bm25s over name+description+body', PlainBM25),

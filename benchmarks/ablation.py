@@ -99,7 +99,7 @@ def main() -> None:
         row: dict[str, Any] = {'variant': label}
         with context():
             for dataset in datasets:
-                method = Method(label, label, lambda docs, c=config: Skillshelf(docs, c), config.threshold)
+                method = Method(label, label, lambda docs, c=config: Skillshelf(docs, c, threshold=0), config.threshold)
                 result = evaluate(dataset, method)
                 row[dataset.name] = {key: result[key] for key in ('p@1', 'mrr@10', 'build_seconds')}
                 if 'by_lang' in result and dataset.name == 'trigger':
