@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import (
     Dataset,
     Method,
-    OfferedQuery,
     Searcher,
     bfcl_set,
     fmt,
@@ -121,20 +120,24 @@ def offered_setting(
 ) -> dict[str, float]:
     """BFCL's own setting: each query answered from only the functions offered with it, ranked by scores over
     the whole library. There the no-answer label is sound, where in the pool another function often fits."""
-    picked: list[tuple[OfferedQuery, int | None, int | None]] = []
+    right: list[float] = []
+    right_kept: list[float] = []
+    abstained: list[float] = []
     for query in dataset.offered:
         ranked = searcher.search(query.text, len(dataset.docs))
         best = next((p for p, _ in ranked if p in query.offered), None)
         best_kept = next((p for p in kept(ranked) if p in query.offered), None)
-        picked.append((query, best, best_kept))
-    answerable = [(q, best, best_kept) for q, best, best_kept in picked if q.relevant]
-    unanswerable = [best_kept for q, _, best_kept in picked if not q.relevant]
+        if query.relevant:
+            right.append(float(best in query.relevant))
+            right_kept.append(float(best_kept in query.relevant))
+        else:
+            abstained.append(float(best_kept is None))
     return {
-        'n': len(answerable),
-        'unanswerable_n': len(unanswerable),
-        'p@1': mean([float(best in q.relevant) for q, best, _ in answerable]),
-        'p@1_thresholded': mean([float(best_kept in q.relevant) for q, _, best_kept in answerable]),
-        'abstained': mean([float(best_kept is None) for best_kept in unanswerable]),
+        'n': len(right),
+        'unanswerable_n': len(abstained),
+        'p@1': mean(right),
+        'p@1_thresholded': mean(right_kept),
+        'abstained': mean(abstained),
     }
 
 
