@@ -46,7 +46,8 @@ def scaled_docs(data: Path, size: int, seed: int = 0) -> list[Doc]:
         base = real[n % len(real)]
         donor = real[rng.randrange(len(real))]
         extra = rng.sample(donor.description.split(), min(6, len(donor.description.split())))
-        docs.append(Doc(f'{base.name}-v{n}', f'{base.description} {" ".join(extra)}', base.body))
+        description = f'{base.description} {" ".join(extra)}'
+        docs.append(Doc(f'{base.id}-v{n}', f'{base.name}-v{n}', description, base.body, base.source))
         n += 1
     return docs
 
