@@ -499,9 +499,11 @@ def search(
 def index(
     directories: Directories = None, skill: ImportPaths = None, hybrid: Hybrid = False, as_json: AsJson = False
 ) -> None:
-    """Build the search index now and save it in the on-disk cache, so an agent using these directories loads it
-    at its first search instead of building it (for a deploy or container build step). --hybrid embeds the
-    skills too. Libraries of 200 or more folder skills are cached."""
+    """Build the search index now and cache it, so an agent's first search loads it instead of building it.
+
+    For a deploy or container build step: run it where the agent runs, with the same skill paths and
+    SKILLSHELF_CACHE_DIR. --hybrid embeds the skills too. Libraries of 200 or more folder skills are cached.
+    """
     library = _library(directories, skill, hybrid=hybrid)
     _note_skipped(library.skipped, as_json)
     started = time.perf_counter()
