@@ -156,7 +156,8 @@ class SkillLibrary:
 
         A library of 200 or more folder skills also saves the result in the on-disk cache, so calling this
         in a build or deploy step makes the first search of later processes fast too. It blocks; from async
-        code, run it in a thread (`await asyncio.to_thread(library.prepare_search)`).
+        code, run it in a thread (`await asyncio.to_thread(library.prepare_search)`). A `refresh` that finds
+        changed skills drops the index, and the next search builds it again.
 
         Raises:
             SkillError: the hybrid encoder returned something other than one row per text. Any error of the
