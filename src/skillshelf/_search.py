@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._bm25 import BM25Matrix, IntArray
-from ._tokenize import split_identifier, terms_of_words, tokenize, word_counts, words
+from ._tokenize import pieces, split_identifier, terms_of_pieces, tokenize
 
 __all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex')
 
@@ -91,21 +90,22 @@ class SkillIndex:
     def __init__(self, documents: Sequence[SearchDocument], config: RankingConfig | None = None) -> None:
         self.config = config = config or RankingConfig()
         self.names = [document.name for document in documents]
-        # Each field of each document is counted by word once (a C-level pass) and stored as (word id, count)
-        # entries in flat machine-integer buffers, so a 100k-skill build stays small. Each distinct word is then
-        # stemmed once; NumPy weighs the fields for each index and expands word ids to term ids.
-        fields = _FieldCounts()
+        # Every word of every field becomes one entry in a flat machine-integer buffer: its piece id (C-level
+        # passes, no per-word Python code). Each distinct piece is then turned into terms once, and NumPy weighs
+        # the fields, expands piece ids to term ids and adds up repeats.
+        fields = _FieldPieces()
         body_chars = config.body_limit(len(documents))
         for document in documents:
-            name, description, keywords, body = _document_texts(document, body_chars)
-            fields.add((Counter(words(name)), Counter(words(description)), Counter(words(keywords)), word_counts(body)))
+            fields.add(_document_texts(document, body_chars))
         vocabulary = _Numbering()
-        terms_by_word = _WordTerms([[vocabulary[term] for term in terms] for terms in terms_of_words(fields.words())])
+        terms_by_piece = _PieceTerms(
+            [[vocabulary[term] for term in terms] for terms in terms_of_pieces(fields.pieces())]
+        )
         self.vocabulary: dict[str, int] = dict(vocabulary)
         whole_repeats = (config.name_repeat, config.description_repeat, config.keywords_repeat, 1)
         self.matrices = tuple(
             BM25Matrix.build(
-                *terms_by_word.expand(*fields.weighted(repeats)), len(vocabulary), k1=config.k1, b=config.b
+                *terms_by_piece.expand(*fields.weighted(repeats)), len(vocabulary), k1=config.k1, b=config.b
             )
             for repeats in (whole_repeats, _HEADLINE_REPEATS)
         )
@@ -190,42 +190,41 @@ _HEADLINE_REPEATS = (2, 1, 1, 0)
 """How often the headline index counts the name, description, keywords and body of a skill."""
 
 
-class _FieldCounts:
-    """How often each word occurs in each field (name, description, keywords, body) of each skill:
-    (word id, count) entries, field after field, skill after skill."""
+class _FieldPieces:
+    """The pieces (see `_tokenize.pieces`) of each field (name, description, keywords, body) of each skill, as
+    piece ids: field after field, skill after skill."""
 
     FIELDS = 4
 
     def __init__(self) -> None:
-        self.word_ids = _Numbering()
-        self.word_entries = array('q')
-        self.counts = array('q')
+        self.piece_ids = _Numbering()
+        self.entries = array('q')
         self.field_sizes = array('q')
-        """How many entries each field of each skill has."""
+        """How many pieces each field of each skill has."""
 
-    def add(self, fields: tuple[Counter[str], Counter[str], Counter[str], Counter[str]]) -> None:
-        for counts in fields:
-            self.word_entries.extend(map(self.word_ids.__getitem__, counts))
-            self.counts.extend(counts.values())
-            self.field_sizes.append(len(counts))
+    def add(self, fields: tuple[str, str, str, str]) -> None:
+        number = self.piece_ids.__getitem__
+        for text in fields:
+            before = len(self.entries)
+            self.entries.extend(map(number, pieces(text)))
+            self.field_sizes.append(len(self.entries) - before)
 
-    def words(self) -> list[str]:
-        """Every distinct word, in word-id order."""
-        return list(self.word_ids)
+    def pieces(self) -> list[str]:
+        """Every distinct piece, in piece-id order."""
+        return list(self.piece_ids)
 
     def weighted(self, repeats: tuple[int, ...]) -> tuple[IntArray, IntArray, IntArray]:
-        """The entries with each field's counts multiplied by its repeat (fields repeated 0 times left out),
-        and the number of entries of each skill."""
-        word_ids, counts, field_sizes = map(_int_array, (self.word_entries, self.counts, self.field_sizes))
+        """The (piece id, count) entries, with each field's pieces counted as often as its repeat (fields repeated
+        0 times left out), and the number of entries of each skill."""
+        entries, field_sizes = _int_array(self.entries), _int_array(self.field_sizes)
         skills = len(field_sizes) // self.FIELDS
-        field_repeats = np.array(repeats, dtype=np.int64)
-        repeat_of_entry = np.repeat(np.tile(field_repeats, skills), field_sizes)
+        repeat_of_entry = np.repeat(np.tile(np.array(repeats, dtype=np.int64), skills), field_sizes)
         kept = repeat_of_entry > 0
-        entries = np.zeros(skills, dtype=np.int64)
+        entries_per_skill = np.zeros(skills, dtype=np.int64)
         for field, repeat in enumerate(repeats):
             if repeat > 0:
-                entries += field_sizes[field :: self.FIELDS]
-        return word_ids[kept], (counts * repeat_of_entry)[kept], entries
+                entries_per_skill += field_sizes[field :: self.FIELDS]
+        return entries[kept], repeat_of_entry[kept], entries_per_skill
 
 
 class _Numbering(dict[str, int]):
@@ -236,28 +235,28 @@ class _Numbering(dict[str, int]):
         return self[key]
 
 
-class _WordTerms:
-    """The term ids of each word id (none for a stop word, several for a CJK run), as flat arrays."""
+class _PieceTerms:
+    """The term ids of each piece id (none for a stop word, several for a CJK run), as flat arrays."""
 
-    def __init__(self, terms_of_word: list[list[int]]) -> None:
-        self.counts = np.array([len(terms) for terms in terms_of_word], dtype=np.int64)
-        self.starts = np.zeros(len(terms_of_word) + 1, dtype=np.int64)
+    def __init__(self, terms_of_piece: list[list[int]]) -> None:
+        self.counts = np.array([len(terms) for terms in terms_of_piece], dtype=np.int64)
+        self.starts = np.zeros(len(terms_of_piece) + 1, dtype=np.int64)
         np.cumsum(self.counts, out=self.starts[1:])
-        self.terms = np.array([term for terms in terms_of_word for term in terms], dtype=np.int64)
+        self.terms = np.array([term for terms in terms_of_piece for term in terms], dtype=np.int64)
 
-    def expand(self, word_ids: IntArray, counts: IntArray, entries: IntArray) -> tuple[IntArray, IntArray, IntArray]:
-        """(word id, count) entries, `entries[d]` of them for skill `d`, as (term id, count) entries and the
+    def expand(self, piece_ids: IntArray, counts: IntArray, entries: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+        """(piece id, count) entries, `entries[d]` of them for skill `d`, as (term id, count) entries and the
         number of those per skill."""
-        terms_per_word = self.counts[word_ids]
-        terms_before = np.zeros(len(word_ids) + 1, dtype=np.int64)
-        np.cumsum(terms_per_word, out=terms_before[1:])
-        # Term k of the word in pair i sits at starts[word] + k; lay those out pair after pair.
-        positions = np.repeat(self.starts[word_ids] - terms_before[:-1], terms_per_word)
+        terms_per_piece = self.counts[piece_ids]
+        terms_before = np.zeros(len(piece_ids) + 1, dtype=np.int64)
+        np.cumsum(terms_per_piece, out=terms_before[1:])
+        # Term k of the piece in entry i sits at starts[piece] + k; lay those out entry after entry.
+        positions = np.repeat(self.starts[piece_ids] - terms_before[:-1], terms_per_piece)
         positions += np.arange(len(positions))
-        pairs_before_skill = np.zeros(len(entries) + 1, dtype=np.int64)
-        np.cumsum(entries, out=pairs_before_skill[1:])
-        term_entries = np.diff(terms_before[pairs_before_skill])
-        return self.terms[positions], np.repeat(counts, terms_per_word), term_entries
+        entries_before_skill = np.zeros(len(entries) + 1, dtype=np.int64)
+        np.cumsum(entries, out=entries_before_skill[1:])
+        term_entries = np.diff(terms_before[entries_before_skill])
+        return self.terms[positions], np.repeat(counts, terms_per_piece), term_entries
 
 
 def _int_array(buffer: array[int]) -> IntArray:

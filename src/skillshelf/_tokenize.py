@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice
 from typing import Any, cast
 
 import Stemmer
 
-__all__ = ('split_identifier', 'terms_of_words', 'tokenize', 'word_counts', 'word_terms', 'words')
+__all__ = ('piece_terms', 'pieces', 'split_identifier', 'terms_of_pieces', 'tokenize')
 
 _CJK = (
     '\u3040-\u30ff'  # Hiragana, Katakana
@@ -57,33 +56,13 @@ def split_identifier(name: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Search terms of `text`, in order, repeats kept."""
-    return list(chain.from_iterable(map(word_terms, words(text))))
+    return list(chain.from_iterable(map(piece_terms, pieces(text))))
 
 
-def words(text: str) -> list[str]:
-    """The words of `text`, lower-cased; turn each into search terms with `word_terms`."""
-    pieces = _pieces(text)
-    if text.isascii():
-        return pieces
-    return list(chain.from_iterable((piece,) if piece.isascii() else _piece_words(piece) for piece in pieces))
-
-
-def word_counts(text: str) -> Counter[str]:
-    """`Counter(words(text))`, faster on long texts: only the distinct non-ASCII pieces go through the regex."""
-    counts = Counter(_pieces(text))
-    if text.isascii():
-        return counts
-    for piece in [piece for piece in counts if not piece.isascii()]:
-        occurrences = counts.pop(piece)
-        for word in _piece_words(piece):
-            counts[word] += occurrences
-    return counts
-
-
-def _pieces(text: str) -> list[str]:
+def pieces(text: str) -> list[str]:
     """`text` split at whitespace and ASCII punctuation, ASCII lower-cased: one pass of C-level byte operations.
 
-    An ASCII piece is a finished word; a piece with other characters still needs `_piece_words`.
+    An ASCII piece is a finished word; `piece_terms` splits a piece with other characters further.
     """
     return text.encode('utf-8', 'surrogatepass').translate(_ASCII_WORDS).decode('utf-8', 'surrogatepass').split()
 
@@ -100,37 +79,49 @@ _ASCII_WORDS = bytes(
 """Byte table: ASCII letters lower-cased, digits kept, other ASCII bytes become spaces, UTF-8 sequences untouched."""
 
 
-def terms_of_words(words: Sequence[str]) -> list[tuple[str, ...]]:
-    """`word_terms` of each of `words`; new English words are stemmed in one batch, several times faster."""
-    unseen = [word for word in dict.fromkeys(words) if word not in _TERMS and word.isascii() and word not in _STOPWORDS]
+def terms_of_pieces(pieces: Sequence[str]) -> list[tuple[str, ...]]:
+    """`piece_terms` of each of `pieces`; new English words are stemmed in one batch, several times faster."""
+    unseen = [
+        piece for piece in dict.fromkeys(pieces) if piece not in _TERMS and piece.isascii() and piece not in _STOPWORDS
+    ]
     room = max(_CACHE_LIMIT - len(_TERMS), 0)
-    # Filled in bulk (one C call); words past a full cache are stemmed one by one as `word_terms` meets them.
+    # Filled in bulk (one C call); words past a full cache are stemmed one by one as `piece_terms` meets them.
     _TERMS.update(islice(zip(unseen, zip(_stem_words(unseen)), strict=True), room))
-    return list(map(word_terms, words))
+    return list(map(piece_terms, pieces))
 
 
 class _TermCache(dict[str, tuple[str, ...]]):
-    """Word → its terms, filled on first sight; lookups of known words stay in C."""
+    """Piece → its terms, filled on first sight; lookups of known pieces stay in C."""
 
-    def __missing__(self, word: str) -> tuple[str, ...]:
-        if word.isascii():
-            terms = () if word in _STOPWORDS else (_stem_word(word),)
-        elif _IS_CJK.search(word):
-            # CJK is written without spaces, so one word can mix scripts ("pdf文件"): split at script changes.
-            terms = tuple(chain.from_iterable(map(_run_terms, filter(None, _CJK_RUN.split(word)))))
+    def __missing__(self, piece: str) -> tuple[str, ...]:
+        if piece.isascii():
+            terms = () if piece in _STOPWORDS else (_stem_word(piece),)
         else:
-            terms = (word,)
+            terms = tuple(chain.from_iterable(map(_word_terms, _piece_words(piece))))
         if len(self) < _CACHE_LIMIT:
-            self[word] = terms
+            self[piece] = terms
         return terms
 
 
 _CACHE_LIMIT = 500_000
 _TERMS = _TermCache()
 
+piece_terms: Callable[[str], tuple[str, ...]] = _TERMS.__getitem__
+"""The search terms of one piece from `pieces` (none for a stop word, several for a CJK run)."""
 
-def _run_terms(run: str) -> list[str]:
-    return _cjk_terms(run) if _IS_CJK.match(run) else list(word_terms(run))
+
+def _word_terms(word: str) -> Iterable[str]:
+    """The terms of one word of a non-ASCII piece."""
+    if word.isascii():
+        return piece_terms(word)
+    if _IS_CJK.search(word):
+        # CJK is written without spaces, so one word can mix scripts ("pdf文件"): split at script changes.
+        return chain.from_iterable(map(_run_terms, filter(None, _CJK_RUN.split(word))))
+    return (word,)
+
+
+def _run_terms(run: str) -> Iterable[str]:
+    return _cjk_terms(run) if _IS_CJK.match(run) else _word_terms(run)
 
 
 def _cjk_terms(run: str) -> list[str]:
@@ -138,7 +129,3 @@ def _cjk_terms(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
     return [run[i : i + 2] for i in range(len(run) - 1)]
-
-
-word_terms: Callable[[str], tuple[str, ...]] = _TERMS.__getitem__
-"""The search terms of one word from `words` (none for a stop word)."""
