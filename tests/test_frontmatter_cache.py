@@ -21,7 +21,7 @@ def head_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     reads: list[Path] = []
     original = skillshelf._markdown._read_head  # pyright: ignore[reportPrivateUsage]
 
-    def recording(skill_file: Path) -> str:
+    def recording(skill_file: Path) -> tuple[str, bytes, bool]:
         reads.append(skill_file)
         return original(skill_file)
 

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from inline_snapshot import snapshot
 
 from skillshelf import Skill, SkillConflictError, SkillError, SkillFormatError, SkillLibrary, SkillWarning
+from skillshelf._markdown import parse_head, read_body
 
 
 def write_skill(root: Path, folder: str, text: str, **files: str) -> Path:
@@ -278,3 +281,48 @@ def test_the_start_of_a_body_reads_as_the_start_of_the_whole_body(tmp_path: Path
     skill = Skill.from_folder(write_skill(tmp_path, 'demo', f'---\nname: demo\ndescription: Demo.\n---\n{body}\n'))
     assert skill.load_instructions(max_chars) == skill.load_instructions()[:max_chars]
     assert len(skill.load_instructions(max_chars)) == max_chars
+
+
+@pytest.mark.parametrize('body', ['plain words ' * 20_000, 'é' * 100_000, '日本語の説明' * 12_000, '🙂x' * 40_000])
+@pytest.mark.parametrize('kept', [1, 4_097, 10_000])
+def test_discovery_keeps_the_start_of_a_body_as_read_body_gives_it(tmp_path: Path, body: str, kept: int) -> None:
+    skill_file = write_skill(tmp_path, 'demo', f'---\nname: demo\ndescription: Demo.\n---\n\n{body}\n') / 'SKILL.md'
+    front, start = parse_head(skill_file, kept)
+    assert front.name == 'demo'
+    assert start is not None
+    assert not start.whole
+    for wanted in {1, kept // 2 + 1, kept}:
+        assert start.first(wanted) == read_body(skill_file, wanted)
+    assert start.first(kept + 1) is None  # more than was kept: the index reads the file
+
+
+BODY_CHARACTERS = st.sampled_from(list('ab \n\r\t\u3000\u00a0é日🙂-'))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(BODY_CHARACTERS, max_size=60).map(''.join), st.integers(1, 40), st.integers(1, 40))
+def test_a_kept_body_start_agrees_with_read_body(
+    tmp_path_factory: pytest.TempPathFactory, body: str, kept: int, wanted: int
+) -> None:
+    folder = tmp_path_factory.mktemp('skills') / 'demo'
+    folder.mkdir()
+    skill_file = folder / 'SKILL.md'
+    skill_file.write_bytes(f'---\r\nname: demo\r\ndescription: Demo.\r\n---\r\n{body}'.encode())
+    start = parse_head(skill_file, kept)[1]
+    if start is None:  # only when blank space other than ASCII opens the body (the index then reads the file)
+        assert body.lstrip(' \n\r\t')[:1].isspace()
+        return
+    found = start.first(wanted)
+    if wanted <= kept or start.whole:
+        assert found == read_body(skill_file, wanted)
+    else:
+        assert found is None
+
+
+def test_a_body_that_is_not_utf8_is_left_for_the_index_to_read(tmp_path: Path) -> None:
+    folder = tmp_path / 'demo'
+    folder.mkdir()
+    (folder / 'SKILL.md').write_bytes(b'---\nname: demo\ndescription: Demo.\n---\nBad \xff byte.\n')
+    front, start = parse_head(folder / 'SKILL.md', 100)
+    assert (front.name, start) == ('demo', None)
+    assert parse_head(folder / 'SKILL.md', 0)[1] is None

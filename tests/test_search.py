@@ -11,6 +11,7 @@ import unicodedata
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,8 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import skillshelf._skill
-from skillshelf import SkillLibrary, _tokenize
+import skillshelf._frontmatter_cache
+import skillshelf._index_cache
+import skillshelf._library
+from skillshelf import Skill, SkillLibrary, _tokenize
 from skillshelf._bm25 import BM25Matrix
 from skillshelf._gc import gc_paused
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
@@ -328,17 +331,46 @@ def test_prepare_search_builds_the_index_before_the_first_search(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
-    prepared = SkillLibrary.build(directories=[write_library(tmp_path / 'prepared', 12)])
-    lazy = SkillLibrary.build(directories=[write_library(tmp_path / 'lazy', 12)])
-    prepared.prepare_search()
-    for root in (tmp_path / 'prepared', tmp_path / 'lazy'):
-        skill_file = root / 'skill-0003' / 'SKILL.md'
-        skill_file.write_text(skill_file.read_text(encoding='utf-8').replace('word3', 'zeppelin'), encoding='utf-8')
+    library = SkillLibrary.build(directories=[write_library(tmp_path / 'lib', 12)])
+    built: list[int] = []
+    build = skillshelf._library.build_skill_index
 
-    # The prepared library read the bodies before the edit; the lazy one reads them at its first search.
-    assert [hit.name for hit in prepared.search('word3', 3)] == ['skill-0003']
-    assert prepared.search('zeppelin', 3) == []
-    assert [hit.name for hit in lazy.search('zeppelin', 3)] == ['skill-0003']
+    def counting(skills: list[Skill[Any]]) -> SkillIndex:
+        built.append(len(skills))
+        return build(skills)
+
+    monkeypatch.setattr(skillshelf._library, 'build_skill_index', counting)
+    library.prepare_search()
+    assert built == [12]
+    assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
+    assert built == [12]
+
+
+def test_the_index_searches_the_bodies_discovery_read_until_a_refresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
+    root = write_library(tmp_path / 'lib', 12)
+    library = SkillLibrary.build(directories=[root])
+    skill_file = root / 'skill-0003' / 'SKILL.md'
+    skill_file.write_text(skill_file.read_text(encoding='utf-8').replace('word3', 'zeppelin'), encoding='utf-8')
+
+    # Names, descriptions and the indexed bodies all come from the same reading of the files.
+    assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
+    assert library.search('zeppelin', 3) == []
+    library.refresh()
+    assert [hit.name for hit in library.search('zeppelin', 3)] == ['skill-0003']
+
+
+def test_discovery_read_of_the_bodies_is_dropped_once_the_index_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
+    library = SkillLibrary.build(directories=[write_library(tmp_path / 'lib', 12)])
+    kept = [skill._body_start for skill in library.skills.values()]  # pyright: ignore[reportPrivateUsage]
+    assert all(start is not None and start.whole for start in kept)
+    library.search('kubernetes', 3)
+    assert all(skill._body_start is None for skill in library.skills.values())  # pyright: ignore[reportPrivateUsage]
 
 
 def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -369,13 +401,19 @@ def test_the_garbage_collector_is_paused_while_building_and_left_as_it_was(
 ) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(tmp_path / 'cache'))
     seen_while_reading: list[bool] = []
-    read_body = skillshelf._skill.read_body  # pyright: ignore[reportPrivateImportUsage]
+    parse_head = skillshelf._frontmatter_cache.parse_head  # pyright: ignore[reportPrivateImportUsage]
+    document = skillshelf._index_cache._document  # pyright: ignore[reportPrivateUsage]
 
-    def recording(skill_file: Path, max_chars: int | None = None) -> str:
+    def reading(skill_file: Path, body_chars: int = 0) -> Any:
         seen_while_reading.append(gc.isenabled())
-        return read_body(skill_file, max_chars)
+        return parse_head(skill_file, body_chars)
 
-    monkeypatch.setattr(skillshelf._skill, 'read_body', recording)
+    def indexing(*args: Any) -> Any:
+        seen_while_reading.append(gc.isenabled())
+        return document(*args)
+
+    monkeypatch.setattr(skillshelf._frontmatter_cache, 'parse_head', reading)
+    monkeypatch.setattr(skillshelf._index_cache, '_document', indexing)
     was = gc.isenabled()
     (gc.enable if enabled else gc.disable)()
     try:
@@ -385,7 +423,7 @@ def test_the_garbage_collector_is_paused_while_building_and_left_as_it_was(
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
-    assert seen_while_reading == [False] * 8
+    assert seen_while_reading == [False] * 16  # 8 skills discovered, then indexed
 
 
 def test_the_collector_comes_back_after_an_error() -> None:

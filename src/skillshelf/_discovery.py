@@ -12,8 +12,9 @@ from typing import Any
 from ._errors import SkillFormatError
 from ._frontmatter_cache import FrontmatterCache
 from ._gc import gc_paused
-from ._markdown import SKILL_FILE, parse_frontmatter, warn_notes
+from ._markdown import SKILL_FILE, parse_head, warn_notes
 from ._resources import ResourceError, skill_root
+from ._search import RankingConfig
 from ._skill import Skill, file_stamp, folder_skill
 
 
@@ -59,17 +60,19 @@ def discover(directory: Path) -> Discovery:
         found.skipped.append(SkippedSkill(directory, problem))
     elif look.own_file is not None:
         skill_file, info = look.own_file
-        _read_into(found, directory, skill_file, info, check_containment=False)
+        _read_into(found, directory, skill_file, info, _body_chars(1), check_containment=False)
     elif look.listing_error is not None:
         error = look.listing_error
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({error.strerror or error})'))
     else:
         cache = FrontmatterCache(directory)
+        body_chars = _body_chars(sum(1 for _, _, info in look.entries if info is not None))
         for entry, skill_file, info in look.entries:
             if info is not None or (_is_folder(entry) and os.path.lexists(skill_file)):
                 # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
                 folder = directory / entry.name
-                _read_into(found, folder, skill_file, info, check_containment=entry.is_symlink(), cache=cache)
+                link = entry.is_symlink()
+                _read_into(found, folder, skill_file, info, body_chars, check_containment=link, cache=cache)
         cache.save()
     found.fingerprint = look.fingerprint()
     return found
@@ -120,6 +123,7 @@ def _read_into(
     folder: Path,
     skill_file: str,
     info: os.stat_result | None,
+    body_chars: int,
     *,
     check_containment: bool,
     cache: FrontmatterCache | None = None,
@@ -138,12 +142,21 @@ def _read_into(
             )
             return
     try:
-        front = cache.parse(skill_file, info) if cache is not None else parse_frontmatter(Path(skill_file))
+        if cache is not None:
+            front, body_start = cache.parse(skill_file, info, body_chars)
+        else:
+            front, body_start = parse_head(Path(skill_file), body_chars)
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or folder, error.problem))
         return
     warn_notes(front, stacklevel=5)
-    found.skills.append(folder_skill(folder, front, None if info is None else file_stamp(skill_file, info)))
+    stamp = None if info is None else file_stamp(skill_file, info)
+    found.skills.append(folder_skill(folder, front, stamp, body_start))
+
+
+def _body_chars(skills: int) -> int:
+    """How much of each body to keep from discovery's read: what the search index of this many skills reads."""
+    return RankingConfig().body_limit(skills)
 
 
 def _describe_target(folder: Path) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ._index_cache import CACHE_MIN_SKILLS, cache_directory
-from ._markdown import Frontmatter, name_problem, parse_frontmatter
+from ._markdown import BodyStart, Frontmatter, name_problem, parse_head
 
 __all__ = ('FrontmatterCache',)
 
@@ -42,25 +42,28 @@ class FrontmatterCache:
         self._known = self._load()
         self._current: dict[str, list[Any]] = {}
 
-    def parse(self, skill_file: str, info: os.stat_result | None) -> Frontmatter:
-        """The frontmatter of `skill_file`, whose `stat` is `info`: from the cache when the file is unchanged, else parsed.
+    def parse(
+        self, skill_file: str, info: os.stat_result | None, body_chars: int = 0
+    ) -> tuple[Frontmatter, BodyStart | None]:
+        """The frontmatter of `skill_file`, whose `stat` is `info`: from the cache when the file is unchanged, else
+        parsed, with the start of the body when the file was read (see `parse_head`).
 
         Raises:
             SkillFormatError: as `parse_frontmatter`.
         """
         if self._file is None or info is None:
-            return parse_frontmatter(Path(skill_file))
+            return parse_head(Path(skill_file), body_chars)
         signature = [info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
         entry = self._known.get(skill_file)
         if entry is not None and entry[0] == signature:
             front = _frontmatter_of(entry)
             if front is not None:
                 self._current[skill_file] = entry
-                return front
-        front = parse_frontmatter(Path(skill_file))
+                return front, None
+        front, body_start = parse_head(Path(skill_file), body_chars)
         if (entry := _entry_of(signature, front)) is not None:
             self._current[skill_file] = entry
-        return front
+        return front, body_start
 
     def save(self) -> None:
         """Write the entries used in this discovery, if they differ from the saved ones and there are enough."""

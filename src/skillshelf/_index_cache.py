@@ -109,8 +109,15 @@ class SearchEngine:
 def build_skill_index(skills: Iterable[Skill[Any]], config: RankingConfig | None = None) -> SkillIndex:
     """The search index over `skills`, from the cache when it is current, else built (and cached)."""
     skills = list(skills)
+    try:
+        return _cached_or_built(skills, config or RankingConfig())
+    finally:
+        for skill in skills:  # what discovery kept of the bodies is for this build only
+            skill._body_start = None  # pyright: ignore[reportPrivateUsage]
+
+
+def _cached_or_built(skills: list[Skill[Any]], config: RankingConfig) -> SkillIndex:
     keywords = [skill.keywords for skill in skills]  # gathered from metadata once: the key and the text both need them
-    config = config or RankingConfig()
     path = _index_path(skills, keywords, config)
     if path is not None:
         cached = _load(path, config)
@@ -139,11 +146,18 @@ def _index_path(skills: list[Skill[Any]], keywords: list[str], config: RankingCo
 
 
 def _document(skill: Skill[Any], keywords: str, body_chars: int) -> SearchDocument:
-    """The skill's searchable text; only the indexed start of the body is kept, so memory stays bounded."""
-    try:
-        body = skill.load_instructions(body_chars) if body_chars > 0 else ''
-    except (SkillFormatError, OSError):
-        body = ''
+    """The skill's searchable text; only the indexed start of the body is kept, so memory stays bounded.
+
+    The body comes from discovery's read of the `SKILL.md` when that read kept enough of it: the same read
+    the cache key's stamp describes, and one file opening fewer per skill.
+    """
+    body_start = skill._body_start  # pyright: ignore[reportPrivateUsage]
+    body = None if body_start is None or body_chars <= 0 else body_start.first(body_chars)
+    if body is None:
+        try:
+            body = skill.load_instructions(body_chars) if body_chars > 0 else ''
+        except (SkillFormatError, OSError):
+            body = ''
     return SearchDocument(skill.name, skill.description, keywords, body)
 
 

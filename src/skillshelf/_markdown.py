@@ -94,10 +94,53 @@ def read_frontmatter(skill_file: Path) -> Frontmatter:
 
 def parse_frontmatter(skill_file: Path) -> Frontmatter:
     """Like `read_frontmatter`, leaving the warnings to the caller (see `warn_notes`)."""
+    return parse_head(skill_file)[0]
+
+
+def parse_head(skill_file: Path, body_chars: int = 0) -> tuple[Frontmatter, BodyStart | None]:
+    """Like `parse_frontmatter`, also keeping the body's first `body_chars` characters from the same read.
+
+    The body start is `None` when `body_chars` is 0 or the read did not reach that far (see `BodyStart`).
+    """
     notes: list[str] = []
-    head = _read_head(skill_file)
+    head, rest, whole_file = _read_head(skill_file)
     data = _parse_yaml(skill_file, head, notes)
-    return _validate(skill_file, data, notes)
+    return _validate(skill_file, data, notes), _body_start_of(rest, whole_file, body_chars)
+
+
+@dataclass(frozen=True)
+class BodyStart:
+    """The beginning of a `SKILL.md` body, read along with the frontmatter, so that the search index does not
+    open every file a second time."""
+
+    text: str
+    """The body's first characters, without the blank space before it (as `read_body` gives them)."""
+    whole: bool
+    """Whether `text` is the entire body."""
+
+    def first(self, max_chars: int) -> str | None:
+        """The body's first `max_chars` characters, or `None` if more of the body is needed than was kept."""
+        return self.text[:max_chars] if self.whole or len(self.text) >= max_chars else None
+
+
+def _body_start_of(rest: bytes, whole_file: bool, max_chars: int) -> BodyStart | None:
+    """The first `max_chars` characters of the body, from `rest`: the bytes read after the frontmatter."""
+    if max_chars <= 0:
+        return None
+    rest = rest.lstrip()
+    chunk = rest[: 4 * max_chars]  # a character takes at most 4 bytes in UTF-8
+    whole = whole_file and len(chunk) == len(rest)
+    try:
+        text = chunk.decode('utf-8')
+    except UnicodeDecodeError as error:
+        if whole or error.reason != 'unexpected end of data':
+            return None  # not UTF-8: the index reads the file, and `read_body` says what is wrong
+        text = chunk[: error.start].decode('utf-8')  # the cut fell inside a character
+    if whole:
+        text = text.strip()
+        return BodyStart(text[:max_chars], whole=len(text) <= max_chars)
+    text = text.lstrip()
+    return BodyStart(text[:max_chars], whole=False) if len(text) >= max_chars else None
 
 
 def warn_notes(front: Frontmatter, stacklevel: int = 2) -> None:
@@ -197,8 +240,9 @@ def _read_text(skill_file: Path, max_bytes: int | None = None) -> str:
         raise SkillFormatError(skill_file, f'the file is not valid UTF-8 (byte {error.start})') from error
 
 
-def _read_head(skill_file: Path) -> str:
-    """The frontmatter text between the delimiters; only as much of the file is read as a frontmatter can fill."""
+def _read_head(skill_file: Path) -> tuple[str, bytes, bool]:
+    """The frontmatter text between the delimiters, the bytes read after them, and whether those reach the end
+    of the file; only as much of the file is read as a frontmatter can fill."""
     stream, size = _open_skill_file(skill_file)
     try:
         with stream:
@@ -206,7 +250,8 @@ def _read_head(skill_file: Path) -> str:
                 raise SkillFormatError(skill_file, f'the file is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
             # One read instead of a system call per line; the bounded line reads below decide (closing line
             # found, or a limit passed) before reaching the end of this much.
-            start = io.BytesIO(stream.read(_HEAD_READ_BYTES))
+            raw = stream.read(_HEAD_READ_BYTES)
+            start = io.BytesIO(raw)
             first = start.readline(MAX_FRONTMATTER_BYTES)
             if first.startswith(_BOM):
                 first = first[len(_BOM) :]
@@ -224,7 +269,7 @@ def _read_head(skill_file: Path) -> str:
                         skill_file, f'the frontmatter is larger than {MAX_FRONTMATTER_BYTES:,} bytes'
                     )
                 if _is_delimiter(line.decode('utf-8', errors='replace')):
-                    return b''.join(collected).decode('utf-8')
+                    return b''.join(collected).decode('utf-8'), raw[start.tell() :], len(raw) < _HEAD_READ_BYTES
                 collected.append(line)
     except OSError as error:
         raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error

@@ -14,7 +14,7 @@ from pydantic_ai.tools import AgentDepsT, ToolFuncEither
 from pydantic_ai.toolsets import FunctionToolset
 
 from ._errors import SkillFormatError
-from ._markdown import SKILL_FILE, Frontmatter, name_problem, read_body, read_frontmatter
+from ._markdown import SKILL_FILE, BodyStart, Frontmatter, name_problem, read_body, read_frontmatter
 from ._resources import ResourceError, list_folder_resources, read_folder_resource, safe_relative_path
 
 __all__ = ('FileStamp', 'Skill', 'file_stamp')
@@ -48,6 +48,8 @@ class Skill(Generic[AgentDepsT]):
     _toolset: FunctionToolset[AgentDepsT] | None
     _stamp: FileStamp | None
     """Where discovery found the `SKILL.md`, with its size and mtime then (keys the search-index cache)."""
+    _body_start: BodyStart | None
+    """The start of the body from discovery's read of the `SKILL.md`, until the search index is built."""
 
     def __init__(
         self,
@@ -93,6 +95,7 @@ class Skill(Generic[AgentDepsT]):
         metadata: dict[str, Any],
         folder: Path | None = None,
         stamp: FileStamp | None = None,
+        body_start: BodyStart | None = None,
     ) -> None:
         """Every field, in one place for both ways a skill is made: `__init__` checks its arguments first;
         `folder_skill` gets a frontmatter that was checked when it was read."""
@@ -104,6 +107,7 @@ class Skill(Generic[AgentDepsT]):
         self.metadata = metadata
         self.folder = folder
         self._stamp = stamp
+        self._body_start = body_start
 
     @classmethod
     def from_folder(cls, folder: str | Path) -> Skill[Any]:
@@ -191,14 +195,17 @@ class Skill(Generic[AgentDepsT]):
         return f'Skill(name={self.name!r}, tools={self.tool_names!r}{source})'
 
 
-def folder_skill(folder: Path, front: Frontmatter, stamp: FileStamp | None = None) -> Skill[Any]:
+def folder_skill(
+    folder: Path, front: Frontmatter, stamp: FileStamp | None = None, body_start: BodyStart | None = None
+) -> Skill[Any]:
     """The skill in `folder`, whose `SKILL.md` frontmatter is `front` (already checked against the format,
     see `Frontmatter`); its body is read when it is loaded.
 
-    `stamp` is the file's signature when discovery read it, if known.
+    `stamp` is the file's signature when discovery read it, if known, and `body_start` what it read of the body.
     """
     skill: Skill[Any] = Skill.__new__(Skill)
-    skill._set_fields(front.name, front.description, None, None, {}, _folder_metadata(front), folder, stamp)  # pyright: ignore[reportPrivateUsage]
+    metadata = _folder_metadata(front)
+    skill._set_fields(front.name, front.description, None, None, {}, metadata, folder, stamp, body_start)  # pyright: ignore[reportPrivateUsage]
     return skill
 
 
