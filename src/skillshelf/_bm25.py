@@ -17,6 +17,8 @@ import numpy.typing as npt
 __all__ = ('BM25Matrix',)
 
 IntArray = npt.NDArray[np.int64]
+SmallIntArray = npt.NDArray[np.int32]
+"""Per-entry ids and counts, at half the memory (an index build's largest arrays)."""
 FloatArray = npt.NDArray[np.float32]
 
 
@@ -32,7 +34,14 @@ class BM25Matrix:
 
     @classmethod
     def build(
-        cls, term_ids: IntArray, counts: IntArray, entries: IntArray, n_terms: int, *, k1: float = 1.2, b: float = 0.75
+        cls,
+        term_ids: SmallIntArray,
+        counts: SmallIntArray,
+        entries: IntArray,
+        n_terms: int,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
     ) -> BM25Matrix:
         """Weights for documents given as flat (term id, occurrences) entries, document after document.
 
@@ -42,7 +51,12 @@ class BM25Matrix:
         n_docs = len(entries)
         doc_of_entry = np.repeat(np.arange(n_docs, dtype=np.int64), entries)
         lengths = np.bincount(doc_of_entry, weights=counts, minlength=n_docs)
-        pairs, tf = _sum_by_pair(term_ids.astype(np.int64) * max(n_docs, 1) + doc_of_entry, counts.astype(np.int64))
+        # In place, one entry-sized array at a time: these are the largest arrays of an index build.
+        pairs = term_ids.astype(np.int64)
+        pairs *= max(n_docs, 1)
+        pairs += doc_of_entry
+        del doc_of_entry
+        pairs, tf = _sum_by_pair(pairs, counts.astype(np.int64))
         terms = pairs // max(n_docs, 1)
         docs = (pairs % max(n_docs, 1)).astype(np.int32)
         df = np.bincount(terms, minlength=n_terms)
@@ -79,7 +93,9 @@ def _sum_by_pair(pairs: IntArray, counts: IntArray) -> tuple[IntArray, IntArray]
     count_bits = int(counts.max()).bit_length()
     if int(pairs.max()).bit_length() + count_bits <= 63:
         # Sorting one packed array is several times faster than the argsort behind `np.unique(return_inverse=True)`.
-        packed = np.sort((pairs << count_bits) | counts)
+        packed = pairs << count_bits
+        packed |= counts
+        packed.sort()
         pairs, counts = packed >> count_bits, packed & ((1 << count_bits) - 1)
     else:
         order = np.argsort(pairs, kind='stable')

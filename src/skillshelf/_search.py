@@ -23,7 +23,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from ._bm25 import BM25Matrix, IntArray
+from ._bm25 import BM25Matrix, IntArray, SmallIntArray
 from ._tokenize import pieces, split_identifier, terms_of_pieces, tokenize
 
 __all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex')
@@ -198,7 +198,7 @@ class _FieldPieces:
 
     def __init__(self) -> None:
         self.piece_ids = _Numbering()
-        self.entries = array('q')
+        self.entries = array('i')
         self.field_sizes = array('q')
         """How many pieces each field of each skill has."""
 
@@ -213,12 +213,13 @@ class _FieldPieces:
         """Every distinct piece, in piece-id order."""
         return list(self.piece_ids)
 
-    def weighted(self, repeats: tuple[int, ...]) -> tuple[IntArray, IntArray, IntArray]:
+    def weighted(self, repeats: tuple[int, ...]) -> tuple[SmallIntArray, SmallIntArray, IntArray]:
         """The (piece id, count) entries, with each field's pieces counted as often as its repeat (fields repeated
         0 times left out), and the number of entries of each skill."""
-        entries, field_sizes = _int_array(self.entries), _int_array(self.field_sizes)
+        entries = np.frombuffer(self.entries, dtype=np.intc).astype(np.int32, copy=False)
+        field_sizes = _int_array(self.field_sizes)
         skills = len(field_sizes) // self.FIELDS
-        repeat_of_entry = np.repeat(np.tile(np.array(repeats, dtype=np.int64), skills), field_sizes)
+        repeat_of_entry = np.repeat(np.tile(np.array(repeats, dtype=np.int32), skills), field_sizes)
         kept = repeat_of_entry > 0
         entries_per_skill = np.zeros(skills, dtype=np.int64)
         for field, repeat in enumerate(repeats):
@@ -239,23 +240,25 @@ class _PieceTerms:
     """The term ids of each piece id (none for a stop word, several for a CJK run), as flat arrays."""
 
     def __init__(self, terms_of_piece: list[list[int]]) -> None:
-        self.counts = np.array([len(terms) for terms in terms_of_piece], dtype=np.int64)
-        self.starts = np.zeros(len(terms_of_piece) + 1, dtype=np.int64)
+        self.counts = np.array([len(terms) for terms in terms_of_piece], dtype=np.int32)
+        self.starts = np.zeros(len(terms_of_piece) + 1, dtype=np.int32)
         np.cumsum(self.counts, out=self.starts[1:])
-        self.terms = np.array([term for terms in terms_of_piece for term in terms], dtype=np.int64)
+        self.terms = np.array([term for terms in terms_of_piece for term in terms], dtype=np.int32)
 
-    def expand(self, piece_ids: IntArray, counts: IntArray, entries: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    def expand(
+        self, piece_ids: SmallIntArray, counts: SmallIntArray, entries: IntArray
+    ) -> tuple[SmallIntArray, SmallIntArray, IntArray]:
         """(piece id, count) entries, `entries[d]` of them for skill `d`, as (term id, count) entries and the
         number of those per skill."""
         terms_per_piece = self.counts[piece_ids]
-        terms_before = np.zeros(len(piece_ids) + 1, dtype=np.int64)
+        terms_before = np.zeros(len(piece_ids) + 1, dtype=np.int32)
         np.cumsum(terms_per_piece, out=terms_before[1:])
         # Term k of the piece in entry i sits at starts[piece] + k; lay those out entry after entry.
         positions = np.repeat(self.starts[piece_ids] - terms_before[:-1], terms_per_piece)
-        positions += np.arange(len(positions))
+        positions += np.arange(len(positions), dtype=np.int32)
         entries_before_skill = np.zeros(len(entries) + 1, dtype=np.int64)
         np.cumsum(entries, out=entries_before_skill[1:])
-        term_entries = np.diff(terms_before[entries_before_skill])
+        term_entries = np.diff(terms_before[entries_before_skill]).astype(np.int64)
         return self.terms[positions], np.repeat(counts, terms_per_piece), term_entries
 
 
