@@ -320,7 +320,7 @@ def write_library(root: Path, count: int) -> Path:
     return root
 
 
-def test_library_search_reads_bodies_when_the_index_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_library_search_finds_words_of_the_bodies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
     library = SkillLibrary.build(directories=[write_library(tmp_path / 'lib', 12)])
     assert [hit.name for hit in library.search('kubernetes', 3)] == ['skill-0007']

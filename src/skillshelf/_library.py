@@ -136,7 +136,7 @@ class SkillLibrary:
         return 'hybrid' if self._engine.hybrid else 'lexical'
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
-        """Rank the skills for `query`; the index (which reads the skills' bodies) is built on first use.
+        """Rank the skills for `query`; the index over the skills (bodies included) is built on first use.
 
         With hybrid search the first call also embeds the skills (and loads the bundled model, once per process).
         """
@@ -151,8 +151,8 @@ class SkillLibrary:
             return self._index.search(query, limit)
 
     def prepare_search(self) -> None:
-        """Build the search index now rather than at the first search: read every skill's body and, with hybrid
-        search, embed every skill.
+        """Build the search index now rather than at the first search: index every skill's body (read again
+        only where discovery did not keep enough of it) and, with hybrid search, embed every skill.
 
         A library of 200 or more folder skills also saves the result in the on-disk cache, so calling this
         in a build or deploy step makes the first search of later processes fast too. It blocks; from async
