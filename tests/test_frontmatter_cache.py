@@ -63,6 +63,19 @@ def test_a_warm_start_reads_no_frontmatter_and_builds_the_same_library(
     assert warm.skills['skill-0003'].keywords == 'alpha3 beta'
 
 
+def test_a_library_path_with_an_undecodable_byte_is_cached_too(
+    tmp_path: Path, cache_dir: Path, head_reads: list[Path]
+) -> None:
+    root = write_library(tmp_path / os.fsdecode(b'lib-\xff'))  # a lone surrogate in every key: not UTF-8
+    cold = SkillLibrary.build(directories=[root])
+    head_reads.clear()
+
+    warm = SkillLibrary.build(directories=[root])
+
+    assert head_reads == []
+    assert snapshot(warm) == snapshot(cold)
+
+
 def test_an_edited_or_replaced_skill_md_is_read_again(tmp_path: Path, cache_dir: Path, head_reads: list[Path]) -> None:
     root = write_library(tmp_path / 'lib')
     SkillLibrary.build(directories=[root])
