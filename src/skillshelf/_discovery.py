@@ -13,6 +13,7 @@ from ._errors import SkillFormatError
 from ._frontmatter_cache import FrontmatterCache
 from ._gc import gc_paused
 from ._markdown import SKILL_FILE, parse_head, warn_notes
+from ._prefetch import prefetch, stat_each, stat_or_none
 from ._resources import ResourceError, skill_root
 from ._search import RankingConfig
 from ._skill import Skill, file_stamp, folder_skill
@@ -67,6 +68,7 @@ def discover(directory: Path) -> Discovery:
     else:
         cache = FrontmatterCache(directory)
         body_chars = _body_chars(sum(1 for _, _, info in look.entries if info is not None))
+        prefetch([file for entry, file, info in look.entries if _unread(entry, file, info, cache)])
         for entry, skill_file, info in look.entries:
             if info is not None or (_is_folder(entry) and os.path.lexists(skill_file)):
                 # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
@@ -95,19 +97,19 @@ class _Look:
 
     @classmethod
     def of(cls, directory: Path) -> _Look:
-        look = cls(_stat(directory), None, [], None, str(directory))
+        look = cls(stat_or_none(directory), None, [], None, str(directory))
         if _has_skill_file(directory):
             skill_file = os.path.join(directory, SKILL_FILE)
-            look.own_file = (skill_file, _stat(skill_file))
+            look.own_file = (skill_file, stat_or_none(skill_file))
             return look
         try:
             listing = _listing(directory)
         except OSError as error:
             look.listing_error = error
             return look
-        for entry in listing:
-            skill_file = entry.path + _IN_FOLDER
-            look.entries.append((entry, skill_file, _stat(skill_file) if _is_folder(entry) else None))
+        # Every entry's `SKILL.md` is looked at, even a file's: that `stat` fails (not a folder), as it should.
+        skill_files = [entry.path + _IN_FOLDER for entry in listing]
+        look.entries = list(zip(listing, skill_files, stat_each(skill_files), strict=True))
         return look
 
     def fingerprint(self) -> Fingerprint:
@@ -154,6 +156,12 @@ def _read_into(
     found.skills.append(folder_skill(folder, front, stamp, body_start))
 
 
+def _unread(entry: os.DirEntry[str], skill_file: str, info: os.stat_result | None, cache: FrontmatterCache) -> bool:
+    """Whether discovery will read this `SKILL.md` and may open it unchecked: a symlinked folder is first
+    checked to stay inside the library."""
+    return info is not None and not entry.is_symlink() and not cache.holds(skill_file, info)
+
+
 def _body_chars(skills: int) -> int:
     """How much of each body to keep from discovery's read: what the search index of this many skills reads."""
     return RankingConfig().body_limit(skills)
@@ -198,13 +206,6 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
-
-
-def _stat(path: str | Path) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except (OSError, ValueError):
-        return None
 
 
 def _stat_key(info: os.stat_result | None) -> tuple[int, int, int] | None:

@@ -21,7 +21,7 @@ class NotRegularFileError(OSError):
     """The path is a FIFO, a device, a directory or anything else that is not a regular file."""
 
 
-def open_regular_file(target: Path) -> tuple[int, int]:
+def open_regular_file(target: str | Path) -> tuple[int, int]:
     """Open `target` read-only, without blocking and without following a symlink at its last component.
 
     Returns:

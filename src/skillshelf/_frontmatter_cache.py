@@ -55,7 +55,7 @@ class FrontmatterCache:
         """
         if self._file is None or info is None:
             return parse_head(Path(skill_file), body_chars)
-        signature = [info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
+        signature = _signature(info)
         entry = self._known.get(skill_file)
         if entry is not None and entry[0] == signature:
             front = _frontmatter_of(entry)
@@ -66,6 +66,11 @@ class FrontmatterCache:
         if (entry := _entry_of(signature, front)) is not None:
             self._current[skill_file] = entry
         return front, body_start
+
+    def holds(self, skill_file: str, info: os.stat_result) -> bool:
+        """Whether an entry for `skill_file` matches its `stat` `info`: then `parse` will most likely not read it."""
+        entry = self._known.get(skill_file)
+        return entry is not None and entry[0] == _signature(info)
 
     def save(self) -> None:
         """Write the entries used in this discovery, if they differ from the saved ones and there are enough."""
@@ -92,6 +97,10 @@ class FrontmatterCache:
             return {key: entry for key, entry in skills.items() if isinstance(entry, list) and len(entry) == 8}  # pyright: ignore[reportUnknownArgumentType]
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return {}
+
+
+def _signature(info: os.stat_result) -> Signature:
+    return [info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
 
 
 def _to_json(data: dict[str, Any]) -> bytes:
