@@ -8,7 +8,9 @@ of another real skill, the same body). Each measurement runs in a fresh process:
 
 * cold, with an empty cache directory: discovery (`SkillLibrary.build(directories=[...])`, which parses
   every frontmatter), then the first search, which reads the bodies, builds the index and writes the caches;
-* warm: the same in a new process with the caches present (frontmatter and index).
+* warm: the same in a new process with the caches present (frontmatter and index);
+* with `--drop-os-cache` (Linux, root), cold again after emptying the operating system's page, dentry and inode
+  caches, as after a boot or a container start: every `SKILL.md` comes from the disk.
 
 Up to 20,000 skills each size is measured `--repeat` times (default 3), larger sizes `--repeat-large` times
 (default 1), and the medians are reported; `results/scale.json` also lists each cold run's total.
@@ -105,6 +107,9 @@ def main() -> None:
     parser.add_argument(
         '--repeat-large', type=int, default=1, help='runs per size above 20k skills (about 25 s each at 100k)'
     )
+    parser.add_argument(
+        '--drop-os-cache', action='store_true', help="also time cold starts with the OS's file caches emptied (root)"
+    )
     parser.add_argument('--no-readme', action='store_true')
     args = parser.parse_args()
     if args.worker:
@@ -112,6 +117,11 @@ def main() -> None:
         return
     if args.data is None:
         parser.error('--data is required')
+    if args.drop_os_cache:
+        try:
+            drop_os_cache()
+        except OSError as error:
+            parser.error(f'--drop-os-cache needs Linux and root, to write /proc/sys/vm/drop_caches ({error})')
     rows: list[dict[str, Any]] = []
     for size in [int(s) for s in args.sizes.split(',')]:
         with tempfile.TemporaryDirectory(prefix='skillshelf-scale-') as tmp:
@@ -122,12 +132,16 @@ def main() -> None:
             cache = Path(tmp) / 'cache-0'
             colds: list[dict[str, Any]] = []
             warms: list[dict[str, Any]] = []
+            os_colds: list[dict[str, Any]] = []
             repeats = args.repeat if size <= 20_000 else args.repeat_large
             for attempt in range(repeats):
                 cache = Path(tmp) / f'cache-{attempt}'  # empty: the cold run starts with no cache at all
                 colds.append(run_worker('cold', library_dir, cache))
                 queries = args.data / 'skilltrigger_queries_dev.jsonl' if attempt == repeats - 1 else None
                 warms.append(run_worker('warm', library_dir, cache, queries))
+                if args.drop_os_cache:
+                    drop_os_cache()
+                    os_colds.append(run_worker('cold', library_dir, Path(tmp) / f'cache-os-{attempt}'))
             cache_bytes = sum(f.stat().st_size for f in cache.glob('*') if f.is_file())
         cold, warm = median_run(colds), median_run(warms)
         row = {
@@ -150,6 +164,10 @@ def main() -> None:
             'vocabulary_terms': cold.get('vocabulary_terms', 0),
             'cache_file_mib': cache_bytes / 2**20,
         }
+        if os_colds:
+            row['os_cold_discover_s'] = median_run(os_colds)['discover_s']
+            row['os_cold_total_s'] = median_run(os_colds)['total_s']
+            row['os_cold_total_runs_s'] = [run['total_s'] for run in os_colds]
         rows.append(row)
         print(table([row]), flush=True)
     path = write_json('scale', {'machine': machine(), 'rows': rows})
@@ -161,6 +179,12 @@ def main() -> None:
         print(f'wrote {write_readme()}')
 
 
+def drop_os_cache() -> None:
+    """Empty Linux's page, dentry and inode caches, so the next run reads every file from the disk."""
+    os.sync()
+    Path('/proc/sys/vm/drop_caches').write_text('3\n')
+
+
 def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Each timing's median over the runs (a shared 2-CPU VM is noisy); other values from the last run."""
     merged = dict(runs[-1])
@@ -170,11 +194,13 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    header = ['skills', 'discover s', 'cold index s', 'cold total s', 'cold runs s', 'warm discover s', 'warm index s',
-              'warm total s', 'warm/cold total', 'p50 ms', 'p95 ms', 'RSS MiB', 'index MiB', 'cache MiB']  # fmt: skip
+    header = ['skills', 'discover s', 'cold index s', 'cold total s', 'cold runs s', 'OS-cold total s',
+              'warm discover s', 'warm index s', 'warm total s', 'warm/cold total', 'p50 ms', 'p95 ms', 'RSS MiB',
+              'index MiB', 'cache MiB']  # fmt: skip
     body = [
         [f'{r["size"]:,}', fmt(r['discover_s'], 2), fmt(r['cold_index_s'], 2), fmt(r['cold_total_s'], 2),
          ' / '.join(fmt(t, 2) for t in r.get('cold_total_runs_s', [])) or '–',
+         ' / '.join(fmt(t, 2) for t in r.get('os_cold_total_runs_s', [])) or '–',
          fmt(r.get('warm_discover_s', float('nan')), 3), fmt(r['warm_index_s'], 3), fmt(r['warm_total_s'], 3),
          f'{r["warm_over_cold_total"]:.1%}', fmt(r['latency_p50_ms'], 2), fmt(r['latency_p95_ms'], 2),
          fmt(r['cold_max_rss_mib'], 0), fmt(r['index_arrays_mib'], 1), fmt(r['cache_file_mib'], 1)]
