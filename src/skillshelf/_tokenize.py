@@ -32,6 +32,7 @@ _CJK = (
 _CJK_RUN = re.compile(f'([{_CJK}]+)')
 _IS_CJK = re.compile(f'[{_CJK}]')
 _WORD = re.compile(r'[^\W_]+', re.UNICODE)
+_SEPARATORS = re.compile(r'[-_./:#]+')
 _CAMEL = re.compile(r'(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])')
 _STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below between
@@ -51,7 +52,8 @@ _stem_words = cast('Callable[[list[str]], list[str]]', _stemmer.stemWords)
 
 def split_identifier(name: str) -> str:
     """Words of an identifier: `pdf-form_filler.v2` → `pdf form filler v2`, `FormFiller` → `Form Filler`."""
-    return _CAMEL.sub(' ', re.sub(r'[-_./:#]+', ' ', name))
+    words = _SEPARATORS.sub(' ', name)
+    return words if words.islower() else _CAMEL.sub(' ', words)  # skill names are lower-case: no camel humps
 
 
 def tokenize(text: str) -> list[str]:
