@@ -87,16 +87,21 @@ class BM25Matrix:
 
 
 def _sum_by_pair(pairs: IntArray, counts: IntArray) -> tuple[IntArray, IntArray]:
-    """The distinct `pairs` in ascending order, and the sum of `counts` over the entries of each."""
+    """The distinct `pairs` in ascending order, and the sum of `counts` over the entries of each.
+
+    Both arrays are overwritten: they are an index build's largest, and a fresh array that size costs more
+    to allocate than to fill.
+    """
     if not len(pairs):
         return pairs, counts
     count_bits = int(counts.max()).bit_length()
     if int(pairs.max()).bit_length() + count_bits <= 63:
         # Sorting one packed array is several times faster than the argsort behind `np.unique(return_inverse=True)`.
-        packed = pairs << count_bits
-        packed |= counts
-        packed.sort()
-        pairs, counts = packed >> count_bits, packed & ((1 << count_bits) - 1)
+        pairs <<= count_bits
+        pairs |= counts
+        pairs.sort()
+        np.bitwise_and(pairs, (1 << count_bits) - 1, out=counts)
+        pairs >>= count_bits
     else:
         order = np.argsort(pairs, kind='stable')
         pairs, counts = pairs[order], counts[order]
