@@ -10,7 +10,9 @@ characters / 4. Next to it: the size of putting every skill's name and descripti
 catalog-in-the-prompt designs send) and of one tool per skill. The time covers `Agent(...)`
 construction (which discovers the skills) through the end of the two-request run (the first search
 reads the bodies and builds the index), cold (empty caches) and warm (frontmatter and index caches present),
-and warm again with `Skills(auto_reload=False)`, which skips the run's check for changed skill files.
+and warm again with `Skills(auto_reload=False)`, which skips the run's check for changed skill files. Each
+timed run is a fresh process, as an agent's start is; each is repeated `--repeat` times (default 3) and the
+medians are reported, with each cold run listed in `results/context_cost.json`.
 Sizes past the 2,651 real skills add the mutated copies of `scale.py`.
 """
 
@@ -19,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,6 +72,21 @@ def run_agent(directory: Path, *, auto_reload: bool = True) -> tuple[float, list
     return time.perf_counter() - started, seen, search_result
 
 
+def run_worker(directory: Path, cache: Path, *, auto_reload: bool = True) -> dict[str, Any]:
+    """`run_agent` in a fresh process with `cache` as the cache directory."""
+    command = [sys.executable, __file__, '--worker', '--dir', str(directory)]
+    if not auto_reload:
+        command.append('--no-auto-reload')
+    env = {**os.environ, 'SKILLSHELF_CACHE_DIR': str(cache)}
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def worker(directory: Path, *, auto_reload: bool) -> dict[str, Any]:
+    seconds, requests, search_result = run_agent(directory, auto_reload=auto_reload)
+    return {'seconds': seconds, 'requests': requests, 'search_result_chars': len(search_result)}
+
+
 def everything_in_context(docs: list[Doc]) -> dict[str, int]:
     catalog = '\n'.join(f'- {d.name}: {" ".join(d.description.split())}' for d in docs)
     tools = json.dumps(
@@ -82,20 +101,35 @@ def everything_in_context(docs: list[Doc]) -> dict[str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--data', type=Path, required=True)
+    parser.add_argument('--data', type=Path)
     parser.add_argument('--sizes', default='10,100,1000,2651,100000')
+    parser.add_argument('--repeat', type=int, default=3, help='timed runs of each kind per size; medians are reported')
     parser.add_argument('--no-readme', action='store_true')
+    parser.add_argument('--worker', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--dir', type=Path, help=argparse.SUPPRESS)
+    parser.add_argument('--no-auto-reload', action='store_true', help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.dir, auto_reload=not args.no_auto_reload)))
+        return
+    if args.data is None:
+        parser.error('--data is required')
     pooled = trigger_sets(args.data)[1].docs
     rows: list[dict[str, Any]] = []
     for size in [int(s) for s in args.sizes.split(',')]:
         docs = pooled[:size] if size <= len(pooled) else scaled_docs(args.data, size)
+        colds: list[dict[str, Any]] = []
+        warm_s: list[float] = []
+        warm_fixed_s: list[float] = []
         with tempfile.TemporaryDirectory(prefix='skillshelf-context-') as tmp:
-            write_skill_folders(docs, Path(tmp) / 'skills')
-            os.environ['SKILLSHELF_CACHE_DIR'] = str(Path(tmp) / 'cache')
-            cold_s, requests, result = run_agent(Path(tmp) / 'skills')
-            warm_s, _, _ = run_agent(Path(tmp) / 'skills')
-            warm_fixed_s, _, _ = run_agent(Path(tmp) / 'skills', auto_reload=False)
+            library = Path(tmp) / 'skills'
+            write_skill_folders(docs, library)
+            for attempt in range(args.repeat):
+                cache = Path(tmp) / f'cache-{attempt}'  # empty: the cold run starts with no cache at all
+                colds.append(run_worker(library, cache))
+                warm_s.append(run_worker(library, cache)['seconds'])
+                warm_fixed_s.append(run_worker(library, cache, auto_reload=False)['seconds'])
+        requests, result_chars = colds[-1]['requests'], colds[-1]['search_result_chars']
         first, second = requests[0], requests[1]
         row = {
             'size': size,
@@ -104,11 +138,12 @@ def main() -> None:
             'instructions_chars': first['instructions'],
             'tool_definitions_chars': first['tools'],
             'second_request_chars': second['total'],
-            'search_result_chars': len(result),
+            'search_result_chars': result_chars,
             **everything_in_context(docs),
-            'construct_run_cold_s': cold_s,
-            'construct_run_warm_s': warm_s,
-            'construct_run_warm_no_reload_s': warm_fixed_s,
+            'construct_run_cold_s': statistics.median(run['seconds'] for run in colds),
+            'construct_run_cold_runs_s': [run['seconds'] for run in colds],
+            'construct_run_warm_s': statistics.median(warm_s),
+            'construct_run_warm_no_reload_s': statistics.median(warm_fixed_s),
         }
         rows.append(row)
         print(table([row]), flush=True)
@@ -123,12 +158,13 @@ def main() -> None:
 
 def table(rows: list[dict[str, Any]]) -> str:
     header = ['skills', 'first request chars', '≈ tokens', 'instructions', 'tool defs', 'search result chars',
-              'all in catalog chars', 'tool per skill chars', 'construct+run cold s', 'warm s',
+              'all in catalog chars', 'tool per skill chars', 'construct+run cold s', 'cold runs s', 'warm s',
               'warm s, auto_reload off']  # fmt: skip
     body = [
         [f'{r["size"]:,}', f'{r["first_request_chars"]:,}', f'{r["first_request_tokens_est"]:,.0f}',
          f'{r["instructions_chars"]:,}', f'{r["tool_definitions_chars"]:,}', f'{r["search_result_chars"]:,}',
          f'{r["catalog_chars"]:,}', f'{r["tool_per_skill_chars"]:,}', fmt(r['construct_run_cold_s'], 2),
+         ' / '.join(fmt(t, 2) for t in r.get('construct_run_cold_runs_s', [])) or '–',
          fmt(r['construct_run_warm_s'], 2), fmt(r.get('construct_run_warm_no_reload_s', float('nan')), 2)]
         for r in rows
     ]  # fmt: skip

@@ -196,7 +196,9 @@ def context_section(payload: dict[str, Any]) -> list[str]:
         _machine(payload),
         f'The scripted model calls `search_skills({payload["query"]!r})` then answers. Characters of instructions '
         '+ tool definitions (name, description, JSON schema) on the first request, ≈ tokens = chars / 4. '
-        '*all in catalog* / *tool per skill*: the same skills listed in context, as designs without search send.',
+        '*all in catalog* / *tool per skill*: the same skills listed in context, as designs without search send. '
+        'Times: `Agent(...)` through the end of the run, each in a fresh process; medians of the runs '
+        '(*cold runs s* lists each cold run).',
         '',
         table(payload['rows']),
         '',
