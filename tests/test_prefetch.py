@@ -158,3 +158,14 @@ def test_files_whose_frontmatter_is_cached_are_not_prefetched(
 
     assert in_threads(touched) == [str(root / 'skill-007' / 'SKILL.md')]
     assert warm.skills['skill-007'].description == 'Edited.'
+
+
+def test_nothing_is_read_ahead_where_symlinks_cannot_be_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
+) -> None:
+    monkeypatch.setattr(skillshelf._prefetch, 'REFUSES_SYMLINKS', False)  # as on Windows: no O_NOFOLLOW
+    touched = record_touches(monkeypatch, clock, seconds_each=1.0)
+
+    prefetch(write_files(tmp_path / 'files', 300))
+
+    assert touched == []

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from ._files import open_regular_file
+from ._files import REFUSES_SYMLINKS, open_regular_file
 
 __all__ = ('prefetch', 'stat_each', 'stat_or_none')
 
@@ -50,9 +50,10 @@ def prefetch(paths: Sequence[str]) -> None:
     """Bring the start of each file into the operating system's cache, if it is not there, before a loop reads them.
 
     Only regular files are touched, without following a symlink (see `open_regular_file`); errors are
-    left for the reader to report.
+    left for the reader to report. Where an open cannot refuse a symlink (Windows), nothing is read ahead:
+    there, discovery checks where a `SKILL.md` link leads before it opens the file.
     """
-    if _cold(_touch, paths):
+    if REFUSES_SYMLINKS and _cold(_touch, paths):
         _in_threads(_touch, paths)
 
 
