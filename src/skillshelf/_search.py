@@ -220,11 +220,13 @@ class _FieldPieces:
         field_sizes = _int_array(self.field_sizes)
         skills = len(field_sizes) // self.FIELDS
         repeat_of_entry = np.repeat(np.tile(np.array(repeats, dtype=np.int32), skills), field_sizes)
-        kept = repeat_of_entry > 0
         entries_per_skill = np.zeros(skills, dtype=np.int64)
         for field, repeat in enumerate(repeats):
             if repeat > 0:
                 entries_per_skill += field_sizes[field :: self.FIELDS]
+        if min(repeats) > 0:
+            return entries, repeat_of_entry, entries_per_skill  # every field counts: no entry-sized copies
+        kept = repeat_of_entry > 0
         return entries[kept], repeat_of_entry[kept], entries_per_skill
 
 
@@ -254,7 +256,10 @@ class _PieceTerms:
         terms_before = np.zeros(len(piece_ids) + 1, dtype=np.int32)
         np.cumsum(terms_per_piece, out=terms_before[1:])
         # Term k of the piece in entry i sits at starts[piece] + k; lay those out entry after entry.
-        positions = np.repeat(self.starts[piece_ids] - terms_before[:-1], terms_per_piece)
+        offsets = self.starts[piece_ids]
+        offsets -= terms_before[:-1]
+        positions = np.repeat(offsets, terms_per_piece)
+        del offsets
         positions += np.arange(len(positions), dtype=np.int32)
         entries_before_skill = np.zeros(len(entries) + 1, dtype=np.int64)
         np.cumsum(entries, out=entries_before_skill[1:])
