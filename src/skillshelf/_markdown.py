@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, cast
 
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
@@ -172,23 +172,22 @@ def _is_delimiter(line: str) -> bool:
     return line.rstrip('\r\n').rstrip(' \t') == DELIMITER
 
 
-def _open_skill_file(skill_file: Path) -> tuple[BinaryIO, int]:
-    """Open `skill_file` for reading if it is a regular file inside its own folder; returns the stream and size.
+def _open_skill_file(skill_file: Path) -> tuple[int, int]:
+    """Open `skill_file` for reading if it is a regular file inside its own folder; returns the descriptor (the
+    caller closes it) and the file's size.
 
     FIFOs, devices and directories are refused without blocking on them, and a `SKILL.md` that is a
     symlink to a file outside its folder is refused, so a skill cannot make the library read other files.
     """
     if not REFUSES_SYMLINKS:  # no O_NOFOLLOW (Windows): always check where the path leads
-        descriptor, size = _open_symlinked_skill_file(skill_file)
-        return os.fdopen(descriptor, 'rb'), size
+        return _open_symlinked_skill_file(skill_file)
     try:
-        descriptor, size = open_regular_file(skill_file)
+        return open_regular_file(skill_file)
     except OSError as error:
         if error.errno not in SYMLINK_REFUSED_ERRNOS:
             raise _unreadable(skill_file, error) from error
         # `SKILL.md` is a symlink (or a loop): resolve it, and check that it stays in its folder.
-        descriptor, size = _open_symlinked_skill_file(skill_file)
-    return os.fdopen(descriptor, 'rb'), size
+        return _open_symlinked_skill_file(skill_file)
 
 
 def _open_symlinked_skill_file(skill_file: Path) -> tuple[int, int]:
@@ -219,17 +218,38 @@ def _reason(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def _read_text(skill_file: Path, max_bytes: int | None = None) -> str:
-    """The file's text; with `max_bytes`, only its start (a character cut in two at the end is dropped)."""
-    stream, size = _open_skill_file(skill_file)
-    wanted = MAX_SKILL_FILE_BYTES + 1 if max_bytes is None else min(max_bytes, MAX_SKILL_FILE_BYTES + 1)
-    with stream:
+def _read_start(skill_file: Path, limit: int) -> bytes:
+    """The first `limit` bytes of `skill_file`, or all of it if it is shorter.
+
+    Raises:
+        SkillFormatError: the file cannot be opened or read, or is larger than `MAX_SKILL_FILE_BYTES`.
+    """
+    descriptor, size = _open_skill_file(skill_file)
+    try:
         if size > MAX_SKILL_FILE_BYTES:
             raise SkillFormatError(skill_file, f'the file is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
-        try:
-            raw = stream.read(wanted)
-        except OSError as error:
-            raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
+        # Each read allocates all it asks for, and a large buffer costs more than reading a small file: ask for
+        # the file's size (and a byte more, which shows growth), then in steps until the end or `limit`.
+        chunks: list[bytes] = []
+        request, read = min(limit, size + 1), 0
+        while read < limit and (chunk := os.read(descriptor, request)):
+            chunks.append(chunk)
+            read += len(chunk)
+            request = min(limit - read, _READ_STEP)
+        return b''.join(chunks)
+    except OSError as error:
+        raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
+    finally:
+        os.close(descriptor)
+
+
+_READ_STEP = 64 * 1024
+
+
+def _read_text(skill_file: Path, max_bytes: int | None = None) -> str:
+    """The file's text; with `max_bytes`, only its start (a character cut in two at the end is dropped)."""
+    wanted = MAX_SKILL_FILE_BYTES + 1 if max_bytes is None else min(max_bytes, MAX_SKILL_FILE_BYTES + 1)
+    raw = _read_start(skill_file, wanted)
     if len(raw) > MAX_SKILL_FILE_BYTES:
         raise SkillFormatError(skill_file, f'the file grew past the limit of {MAX_SKILL_FILE_BYTES:,} bytes')
     try:
@@ -243,38 +263,31 @@ def _read_text(skill_file: Path, max_bytes: int | None = None) -> str:
 def _read_head(skill_file: Path) -> tuple[str, bytes, bool]:
     """The frontmatter text between the delimiters, the bytes read after them, and whether those reach the end
     of the file; only as much of the file is read as a frontmatter can fill."""
-    stream, size = _open_skill_file(skill_file)
-    try:
-        with stream:
-            if size > MAX_SKILL_FILE_BYTES:
-                raise SkillFormatError(skill_file, f'the file is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
-            # One read instead of a system call per line; the bounded line reads below decide (closing line
-            # found, or a limit passed) before reaching the end of this much.
-            raw = stream.read(_HEAD_READ_BYTES)
-            start = io.BytesIO(raw)
-            first = start.readline(MAX_FRONTMATTER_BYTES)
-            if first.startswith(_BOM):
-                first = first[len(_BOM) :]
-            if not _is_delimiter(first.decode('utf-8', errors='replace')):
-                raise SkillFormatError(skill_file, 'the file does not start with a `---` frontmatter line')
-            collected: list[bytes] = []
-            size = 0
-            while True:
-                line = start.readline(MAX_FRONTMATTER_BYTES - size + 1)
-                if not line:
-                    raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line')
-                size += len(line)
-                if size > MAX_FRONTMATTER_BYTES:
-                    raise SkillFormatError(
-                        skill_file, f'the frontmatter is larger than {MAX_FRONTMATTER_BYTES:,} bytes'
-                    )
-                if _is_delimiter(line.decode('utf-8', errors='replace')):
-                    return b''.join(collected).decode('utf-8'), raw[start.tell() :], len(raw) < _HEAD_READ_BYTES
-                collected.append(line)
-    except OSError as error:
-        raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
-    except UnicodeDecodeError as error:
-        raise SkillFormatError(skill_file, 'the frontmatter is not valid UTF-8') from error
+    # One read instead of a system call per line; the bounded line reads below decide (closing line
+    # found, or a limit passed) before reaching the end of this much.
+    raw = _read_start(skill_file, _HEAD_READ_BYTES)
+    start = io.BytesIO(raw)
+    first = start.readline(MAX_FRONTMATTER_BYTES)
+    if first.startswith(_BOM):
+        first = first[len(_BOM) :]
+    if not _is_delimiter(first.decode('utf-8', errors='replace')):
+        raise SkillFormatError(skill_file, 'the file does not start with a `---` frontmatter line')
+    collected: list[bytes] = []
+    size = 0
+    while True:
+        line = start.readline(MAX_FRONTMATTER_BYTES - size + 1)
+        if not line:
+            raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line')
+        size += len(line)
+        if size > MAX_FRONTMATTER_BYTES:
+            raise SkillFormatError(skill_file, f'the frontmatter is larger than {MAX_FRONTMATTER_BYTES:,} bytes')
+        if _is_delimiter(line.decode('utf-8', errors='replace')):
+            try:
+                head = b''.join(collected).decode('utf-8')
+            except UnicodeDecodeError as error:
+                raise SkillFormatError(skill_file, 'the frontmatter is not valid UTF-8') from error
+            return head, raw[start.tell() :], len(raw) < _HEAD_READ_BYTES
+        collected.append(line)
 
 
 _BOM = b'\xef\xbb\xbf'
