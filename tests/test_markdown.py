@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -11,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inline_snapshot import snapshot
 
+import skillshelf._markdown
 from skillshelf import Skill, SkillConflictError, SkillError, SkillFormatError, SkillLibrary, SkillWarning
 from skillshelf._markdown import parse_head, read_body
 
@@ -326,3 +329,31 @@ def test_a_body_that_is_not_utf8_is_left_for_the_index_to_read(tmp_path: Path) -
     front, start = parse_head(folder / 'SKILL.md', 100)
     assert (front.name, start) == ('demo', None)
     assert parse_head(folder / 'SKILL.md', 0)[1] is None
+
+
+class ShortReads:
+    """The `os` module as `_markdown` sees it, with reads that return at most a few bytes, as a network or
+    FUSE file system may."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.calls = 0
+
+    def read(self, descriptor: int, length: int) -> bytes:
+        self.calls += 1
+        return os.read(descriptor, min(length, self.most))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+
+def test_short_reads_give_the_same_frontmatter_and_body(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = ''.join(f'Step {n}: do the thing, then check it. 数据 {n}\n' for n in range(3000))  # > 64 KB
+    folder = write_skill(tmp_path, 'long', f'---\nname: long\ndescription: A long skill.\n---\n\n{body}')
+    expected = (parse_head(folder / 'SKILL.md', 500), read_body(folder / 'SKILL.md'))
+    short = ShortReads(most=4093)
+    monkeypatch.setattr(skillshelf._markdown, 'os', short)
+
+    assert (parse_head(folder / 'SKILL.md', 500), read_body(folder / 'SKILL.md')) == expected
+    assert expected[1] == body.strip()
+    assert short.calls > len(body.encode()) // 4093  # the whole body came through the short reads
