@@ -63,7 +63,7 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Hybrid only: the lexical score's share (0–1); the embedding similarity gets the rest."""
     auto_reload: bool = True
     """Check the directories for added, removed or edited skills at the start of each run: one `stat` per
-    skill, 0.7–1.9 s per run at 100k skills. Turn it off for a library that does not change while the
+    skill, about 0.7 s per run at 100k skills. Turn it off for a library that does not change while the
     process runs."""
 
     library: SkillLibrary = field(init=False, repr=False, compare=False)
