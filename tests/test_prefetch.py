@@ -169,3 +169,24 @@ def test_nothing_is_read_ahead_where_symlinks_cannot_be_refused(
     prefetch(write_files(tmp_path / 'files', 300))
 
     assert touched == []
+
+
+class NoThreads:
+    """A `ThreadPoolExecutor` where no thread can start (WebAssembly, or an interpreter shutting down)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise RuntimeError("can't start new thread")
+
+
+@pytest.mark.usefixtures('cold')
+def test_without_threads_the_files_are_looked_at_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(skillshelf._prefetch, 'ThreadPoolExecutor', NoThreads)
+    paths = write_files(tmp_path / 'files', 100)
+    root = skill_library(tmp_path / 'lib', 3)
+
+    prefetch(paths)
+    infos = stat_each(paths)
+    library = SkillLibrary.build(directories=[root])
+
+    assert [info and info.st_ino for info in infos] == [os.stat(path).st_ino for path in paths]
+    assert list(library.skills) == ['skill-000', 'skill-001', 'skill-002']

@@ -73,8 +73,11 @@ def _in_threads(call: Callable[[str], _T], paths: Sequence[str]) -> list[_T]:
         return [call(path) for path in chunk]
 
     chunks = [paths[start : start + _CHUNK] for start in range(0, len(paths), _CHUNK)]
-    with ThreadPoolExecutor(_THREADS, thread_name_prefix='skillshelf-prefetch') as pool:
-        return [result for results in pool.map(each, chunks) for result in results]
+    try:
+        with ThreadPoolExecutor(_THREADS, thread_name_prefix='skillshelf-prefetch') as pool:
+            return [result for results in pool.map(each, chunks) for result in results]
+    except RuntimeError:  # no threads to be had: a WebAssembly build, or an interpreter shutting down
+        return each(paths)
 
 
 def stat_or_none(path: str | Path) -> os.stat_result | None:
