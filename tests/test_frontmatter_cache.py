@@ -21,8 +21,8 @@ def head_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     reads: list[Path] = []
     original = skillshelf._markdown._read_head  # pyright: ignore[reportPrivateUsage]
 
-    def recording(skill_file: Path) -> tuple[str, bytes, bool]:
-        reads.append(skill_file)
+    def recording(skill_file: str | Path) -> tuple[str, bytes, bool]:
+        reads.append(Path(skill_file))
         return original(skill_file)
 
     monkeypatch.setattr(skillshelf._markdown, '_read_head', recording)

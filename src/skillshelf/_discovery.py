@@ -147,7 +147,7 @@ def _read_into(
         if cache is not None:
             front, body_start = cache.parse(skill_file, info, body_chars)
         else:
-            front, body_start = parse_head(Path(skill_file), body_chars)
+            front, body_start = parse_head(skill_file, body_chars)
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or folder, error.problem))
         return

@@ -14,8 +14,8 @@ class SkillError(Exception):
 class SkillFormatError(SkillError):
     """A `SKILL.md` file (or a Python skill definition) breaks the Agent Skills format."""
 
-    def __init__(self, path: Path | None, problem: str) -> None:
-        self.path = path
+    def __init__(self, path: str | Path | None, problem: str) -> None:
+        self.path = None if path is None else Path(path)
         """The offending file, or `None` for a skill defined in Python."""
         self.problem = problem
         """What is wrong, phrased so the author knows what to change."""

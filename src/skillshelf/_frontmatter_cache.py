@@ -54,7 +54,7 @@ class FrontmatterCache:
             SkillFormatError: as `parse_frontmatter`.
         """
         if self._file is None or info is None:
-            return parse_head(Path(skill_file), body_chars)
+            return parse_head(skill_file, body_chars)
         signature = _signature(info)
         entry = self._known.get(skill_file)
         if entry is not None and entry[0] == signature:
@@ -62,7 +62,7 @@ class FrontmatterCache:
             if front is not None:
                 self._current[skill_file] = entry
                 return front, None
-        front, body_start = parse_head(Path(skill_file), body_chars)
+        front, body_start = parse_head(skill_file, body_chars)
         if (entry := _entry_of(signature, front)) is not None:
             self._current[skill_file] = entry
         return front, body_start

@@ -97,7 +97,7 @@ def parse_frontmatter(skill_file: Path) -> Frontmatter:
     return parse_head(skill_file)[0]
 
 
-def parse_head(skill_file: Path, body_chars: int = 0) -> tuple[Frontmatter, BodyStart | None]:
+def parse_head(skill_file: str | Path, body_chars: int = 0) -> tuple[Frontmatter, BodyStart | None]:
     """Like `parse_frontmatter`, also keeping the body's first `body_chars` characters from the same read.
 
     The body start is `None` when `body_chars` is 0 or the read did not reach that far (see `BodyStart`).
@@ -172,7 +172,7 @@ def _is_delimiter(line: str) -> bool:
     return line.rstrip('\r\n').rstrip(' \t') == DELIMITER
 
 
-def _open_skill_file(skill_file: Path) -> tuple[int, int]:
+def _open_skill_file(skill_file: str | Path) -> tuple[int, int]:
     """Open `skill_file` for reading if it is a regular file inside its own folder; returns the descriptor (the
     caller closes it) and the file's size.
 
@@ -190,10 +190,10 @@ def _open_skill_file(skill_file: Path) -> tuple[int, int]:
         return _open_symlinked_skill_file(skill_file)
 
 
-def _open_symlinked_skill_file(skill_file: Path) -> tuple[int, int]:
+def _open_symlinked_skill_file(skill_file: str | Path) -> tuple[int, int]:
     try:
-        folder = skill_file.parent.resolve()
-        target = skill_file.resolve()
+        folder = Path(skill_file).parent.resolve()
+        target = Path(skill_file).resolve()
     except (OSError, RuntimeError) as error:
         raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
     if not target.is_relative_to(folder):
@@ -204,7 +204,7 @@ def _open_symlinked_skill_file(skill_file: Path) -> tuple[int, int]:
         raise _unreadable(skill_file, error) from error
 
 
-def _unreadable(skill_file: Path, error: OSError) -> SkillFormatError:
+def _unreadable(skill_file: str | Path, error: OSError) -> SkillFormatError:
     if isinstance(error, NotRegularFileError):
         return SkillFormatError(skill_file, 'it is not a regular file')
     return SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})')
@@ -218,7 +218,7 @@ def _reason(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-def _read_start(skill_file: Path, limit: int) -> bytes:
+def _read_start(skill_file: str | Path, limit: int) -> bytes:
     """The first `limit` bytes of `skill_file`, or all of it if it is shorter.
 
     Raises:
@@ -246,7 +246,7 @@ def _read_start(skill_file: Path, limit: int) -> bytes:
 _READ_STEP = 64 * 1024
 
 
-def _read_text(skill_file: Path, max_bytes: int | None = None) -> str:
+def _read_text(skill_file: str | Path, max_bytes: int | None = None) -> str:
     """The file's text; with `max_bytes`, only its start (a character cut in two at the end is dropped)."""
     wanted = MAX_SKILL_FILE_BYTES + 1 if max_bytes is None else min(max_bytes, MAX_SKILL_FILE_BYTES + 1)
     raw = _read_start(skill_file, wanted)
@@ -260,7 +260,7 @@ def _read_text(skill_file: Path, max_bytes: int | None = None) -> str:
         raise SkillFormatError(skill_file, f'the file is not valid UTF-8 (byte {error.start})') from error
 
 
-def _read_head(skill_file: Path) -> tuple[str, bytes, bool]:
+def _read_head(skill_file: str | Path) -> tuple[str, bytes, bool]:
     """The frontmatter text between the delimiters, the bytes read after them, and whether those reach the end
     of the file; only as much of the file is read as a frontmatter can fill."""
     # One read instead of a system call per line; the bounded line reads below decide (closing line
@@ -440,7 +440,7 @@ def _load_yaml(text: str) -> Any:
         loader.dispose()
 
 
-def _parse_yaml(skill_file: Path, head: str, notes: list[str]) -> dict[str, Any]:
+def _parse_yaml(skill_file: str | Path, head: str, notes: list[str]) -> dict[str, Any]:
     try:
         data = _load_yaml(head)
     except _FrontmatterYAMLError as error:
@@ -458,7 +458,7 @@ def _parse_yaml(skill_file: Path, head: str, notes: list[str]) -> dict[str, Any]
 _PLAIN_FIELD = re.compile(r'^(?P<key>[A-Za-z_][\w-]*):[ \t]+(?P<value>[^\'"|>\[{&*!#].*)$')
 
 
-def _recover_unquoted_colons(skill_file: Path, head: str, error: Exception) -> Any:
+def _recover_unquoted_colons(skill_file: str | Path, head: str, error: Exception) -> Any:
     """Retry a frontmatter that failed only because a plain value contains `: ` (allowed by agentskills.io).
 
     Skill authors often write `description: Use when: the user asks...`; YAML reads that as a nested
@@ -491,7 +491,7 @@ def _first_line(error: Exception) -> str:
     return _shorten(text.splitlines()[0]) if text else type(error).__name__
 
 
-def _validate(skill_file: Path, data: dict[str, Any], notes: list[str]) -> Frontmatter:
+def _validate(skill_file: str | Path, data: dict[str, Any], notes: list[str]) -> Frontmatter:
     name = _required_string(skill_file, data, 'name')
     if problem := name_problem(name):
         raise SkillFormatError(skill_file, problem)
@@ -519,7 +519,7 @@ def _validate(skill_file: Path, data: dict[str, Any], notes: list[str]) -> Front
     )
 
 
-def _required_string(skill_file: Path, data: Mapping[str, Any], key: str) -> str:
+def _required_string(skill_file: str | Path, data: Mapping[str, Any], key: str) -> str:
     if key not in data:
         raise SkillFormatError(skill_file, f'the frontmatter has no `{key}` field')
     value = data[key]
@@ -531,7 +531,7 @@ def _required_string(skill_file: Path, data: Mapping[str, Any], key: str) -> str
     return value
 
 
-def _optional_string(skill_file: Path, data: Mapping[str, Any], key: str) -> str | None:
+def _optional_string(skill_file: str | Path, data: Mapping[str, Any], key: str) -> str | None:
     value = data.get(key)
     if value is None:
         return None
@@ -540,7 +540,7 @@ def _optional_string(skill_file: Path, data: Mapping[str, Any], key: str) -> str
     return value
 
 
-def _allowed_tools(skill_file: Path, value: Any) -> tuple[str, ...]:
+def _allowed_tools(skill_file: str | Path, value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
