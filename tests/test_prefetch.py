@@ -152,12 +152,15 @@ def test_files_whose_frontmatter_is_cached_are_not_prefetched(
     SkillLibrary.build(directories=[root])
     assert len(in_threads(touched)) == CACHE_MIN_SKILLS
     (root / 'skill-007' / 'SKILL.md').write_text('---\nname: skill-007\ndescription: Edited.\n---\n', encoding='utf-8')
+    skill_library(tmp_path / 'new', 1).joinpath('skill-000').rename(root / 'added')
+    (root / 'added' / 'SKILL.md').write_text('---\nname: added\ndescription: New.\n---\n', encoding='utf-8')
     touched.clear()
 
     warm = SkillLibrary.build(directories=[root])
 
-    assert in_threads(touched) == [str(root / 'skill-007' / 'SKILL.md')]
-    assert warm.skills['skill-007'].description == 'Edited.'
+    assert in_threads(touched) == [str(root / 'added' / 'SKILL.md')]  # not in the cache at all
+    assert warm.skills['skill-007'].description == 'Edited.'  # a stale entry: read, not read ahead
+    assert warm.skills['added'].description == 'New.'
 
 
 def test_nothing_is_read_ahead_where_symlinks_cannot_be_refused(

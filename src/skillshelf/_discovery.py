@@ -159,7 +159,7 @@ def _read_into(
 def _unread(entry: os.DirEntry[str], skill_file: str, info: os.stat_result | None, cache: FrontmatterCache) -> bool:
     """Whether discovery will read this `SKILL.md` and may open it unchecked: a symlinked folder is first
     checked to stay inside the library."""
-    return info is not None and not entry.is_symlink() and not cache.holds(skill_file, info)
+    return info is not None and not entry.is_symlink() and not cache.knows(skill_file)
 
 
 def _body_chars(skills: int) -> int:
