@@ -9,7 +9,7 @@ import subprocess
 import sys
 import unicodedata
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -381,18 +381,21 @@ def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: p
     skills = list(SkillLibrary.build(directories=[root]).skills.values())
 
     built = build_skill_index(skills)
-    cached_files = list(cache.glob('index-*.npz'))
+    cached_files = list(cache.glob('index-*.arrays'))
     assert len(cached_files) == 1
-    loaded = build_skill_index(skills)
+    with monkeypatch.context() as patch:  # nothing may be indexed again: the index comes from the file
+        patch.setattr(skillshelf._index_cache, '_document', lambda *args: pytest.fail('indexed again'))  # pyright: ignore[reportUnknownLambdaType]
+        loaded = build_skill_index(skills)
     for query in ('kubernetes', 'word42', 'topic 199'):
         assert loaded.search(query, 5) == built.search(query, 5)
+    assert loaded.vocabulary == built.vocabulary
 
     # Editing a SKILL.md changes the key: the stale file is not used.
     skill_file = root / 'skill-0042' / 'SKILL.md'
     skill_file.write_text(skill_file.read_text(encoding='utf-8').replace('word42', 'zeppelin'), encoding='utf-8')
     fresh = build_skill_index(list(SkillLibrary.build(directories=[root]).skills.values()))
     assert [hit.name for hit in fresh.search('zeppelin', 1)] == ['skill-0042']
-    assert len(list(cache.glob('index-*.npz'))) == 2
+    assert len(list(cache.glob('index-*.arrays'))) == 2
 
 
 @pytest.mark.parametrize('enabled', [True, False], ids=['collector on', 'collector off'])
@@ -433,13 +436,38 @@ def test_the_collector_comes_back_after_an_error() -> None:
     assert gc.isenabled()
 
 
-def test_a_corrupt_cache_file_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _cut_in_half(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _header_past_the_end(data: bytes) -> bytes:
+    return data.replace(b'"whole_docs", "<i4", ', b'"whole_docs", "<i4", 9999999', 1)
+
+
+def _unknown_dtype(data: bytes) -> bytes:
+    return data.replace(b'"<f4"', b'"|O8"', 1)
+
+
+def _header_not_json(data: bytes) -> bytes:
+    return data.replace(b'[["names"', b'{{"names"', 1)
+
+
+@pytest.mark.parametrize(
+    'corrupt',
+    [lambda data: b'not an index file', _cut_in_half, _header_past_the_end, _unknown_dtype, _header_not_json],
+    ids=['other file', 'cut in half', 'array past the end', 'object dtype', 'header not JSON'],
+)
+def test_a_corrupt_cache_file_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corrupt: Callable[[bytes], bytes]
+) -> None:
     cache = tmp_path / 'cache'
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(cache))
     skills = list(SkillLibrary.build(directories=[write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)]).skills.values())
     build_skill_index(skills)
-    (cached,) = cache.glob('index-*.npz')
-    cached.write_bytes(b'not a zip file')
+    (cached,) = cache.glob('index-*.arrays')
+    damaged = corrupt(cached.read_bytes())
+    assert damaged != cached.read_bytes()
+    cached.write_bytes(damaged)
     assert [hit.name for hit in build_skill_index(skills).search('kubernetes', 1)] == ['skill-0007']
 
 

@@ -3,7 +3,7 @@
 The weights are stored term-major (like a CSC matrix): the documents holding term `t` are
 `docs[starts[t]:starts[t + 1]]`, with their BM25 weights in `weights[...]`. Scoring a query is then a
 sum over a handful of slices. Building from flat arrays rather than per-document Python loops keeps
-a 100k-skill index to seconds, and plain arrays save to and load from an `.npz` cache with no pickle.
+a 100k-skill index to seconds, and plain arrays save to and load from a cache file with no pickle.
 The IDF is Lucene's, `log(1 + (N - df + 0.5) / (df + 0.5))`, which is never negative.
 """
 

@@ -4,8 +4,8 @@ The index covers each skill's name, description, keywords and the start of its b
 when the index is built, on the first search, never when the library is discovered, so the catalog
 still needs only the frontmatter. Building means reading and tokenising every body; for a large
 library that is the slow part, so the index of a library with at least `CACHE_MIN_SKILLS` folder
-skills is saved as a plain `.npz` file (NumPy arrays, no pickle) and reused while no `SKILL.md` has
-changed: the cache key covers every skill's name, description and keywords, and each `SKILL.md`'s path,
+skills is saved as a file of plain NumPy arrays (see `_array_file`: no pickle, one read to load) and reused
+while no `SKILL.md` has changed: the cache key covers every skill's name, description and keywords, and each `SKILL.md`'s path,
 size and modification time.
 
 Hybrid search (`SearchEngine` with `hybrid=True`) also needs one embedding per skill. Embedding is the
@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._array_file import read_arrays, write_arrays
 from ._bm25 import BM25Matrix
 from ._errors import SkillError, SkillFormatError
 from ._gc import gc_paused
@@ -55,7 +56,7 @@ __all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_direc
 
 CACHE_MIN_SKILLS = 200
 """Smaller libraries index in well under a tenth of a second; caching them would only litter the disk."""
-_FORMAT = 4
+_FORMAT = 5
 """Bump when the tokeniser, what is indexed or the index layout changes, so old cache files are not reused."""
 _OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
 _VECTOR_FORMAT = 1
@@ -142,7 +143,7 @@ def _index_path(skills: list[Skill[Any]], keywords: list[str], config: RankingCo
     directory = cache_directory()
     if directory is None or sum(1 for skill in skills if skill.folder is not None) < CACHE_MIN_SKILLS:
         return None
-    return directory / f'index-{_cache_key(skills, keywords, config)}.npz'
+    return directory / f'index-{_cache_key(skills, keywords, config)}.arrays'
 
 
 def _document(skill: Skill[Any], keywords: str, body_chars: int) -> SearchDocument:
@@ -185,30 +186,36 @@ def _stamp(folder: Path) -> FileStamp | None:
 
 def _load(path: Path, config: RankingConfig) -> SkillIndex | None:
     try:
-        with np.load(path, allow_pickle=False) as data:
-            names = str(data['names'][()]).split('\n') if int(data['n_docs']) else []
-            terms = str(data['terms'][()]).split('\n') if int(data['n_terms']) else []
-            matrices = [
-                BM25Matrix(data[f'{m}_starts'], data[f'{m}_docs'], data[f'{m}_weights'], int(data['n_docs']))
-                for m in ('whole', 'head')
-            ]
-    except _UNREADABLE:
+        data = read_arrays(path)
+        names, terms = _lines(data['names']), _lines(data['terms'])
+        matrices = [
+            BM25Matrix(data[f'{m}_starts'], data[f'{m}_docs'], data[f'{m}_weights'], len(names))
+            for m in ('whole', 'head')
+        ]
+    except (OSError, ValueError, TypeError, KeyError):
         return None
     return SkillIndex.from_parts(names, {term: n for n, term in enumerate(terms)}, matrices, config)
 
 
 def _save(path: Path, index: SkillIndex) -> None:
-    arrays: dict[str, Any] = {
-        'names': np.array('\n'.join(index.names)),
-        'terms': np.array('\n'.join(index.vocabulary)),
-        'n_docs': np.array(len(index.names)),
-        'n_terms': np.array(len(index.vocabulary)),
+    arrays: dict[str, npt.NDArray[np.generic]] = {
+        'names': _text_array(index.names),
+        'terms': _text_array(index.vocabulary),
     }
     for label, matrix in zip(('whole', 'head'), index.matrices, strict=True):
         arrays[f'{label}_starts'] = matrix.starts
         arrays[f'{label}_docs'] = matrix.docs
         arrays[f'{label}_weights'] = matrix.weights
-    _write(path, arrays)
+    write_arrays(path, arrays)
+
+
+def _text_array(lines: Iterable[str]) -> npt.NDArray[np.uint8]:
+    """`lines` (none holding a line break) as the bytes of their UTF-8 text, one line each."""
+    return np.frombuffer('\n'.join(lines).encode('utf-8', 'surrogatepass'), dtype=np.uint8)
+
+
+def _lines(text: npt.NDArray[np.uint8]) -> list[str]:
+    return text.tobytes().decode('utf-8', 'surrogatepass').split('\n') if len(text) else []
 
 
 def _write(path: Path, arrays: dict[str, Any]) -> None:
