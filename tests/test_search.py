@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import unicodedata
 import zlib
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ import skillshelf._frontmatter_cache
 import skillshelf._index_cache
 import skillshelf._library
 from skillshelf import Skill, SkillLibrary, _tokenize
+from skillshelf._array_file import read_arrays, write_arrays
 from skillshelf._bm25 import BM25Matrix
 from skillshelf._gc import gc_paused
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
@@ -452,10 +454,39 @@ def _header_not_json(data: bytes) -> bytes:
     return data.replace(b'[["names"', b'{{"names"', 1)
 
 
+def _skill_out_of_range(data: bytes) -> bytes:
+    return _rewritten(data, 'whole_docs', lambda docs: docs + 1)
+
+
+def _rewritten(data: bytes, name: str, change: Callable[[Any], Any]) -> bytes:
+    """The file with one array changed, written as skillshelf writes it (a valid file with wrong contents)."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / 'index.arrays'
+        path.write_bytes(data)
+        arrays = {key: np.array(value) for key, value in read_arrays(path).items()}
+        arrays[name] = change(arrays[name]).astype(arrays[name].dtype)
+        write_arrays(path, arrays)
+        return path.read_bytes()
+
+
 @pytest.mark.parametrize(
     'corrupt',
-    [lambda data: b'not an index file', _cut_in_half, _header_past_the_end, _unknown_dtype, _header_not_json],
-    ids=['other file', 'cut in half', 'array past the end', 'object dtype', 'header not JSON'],
+    [
+        lambda data: b'not an index file',
+        _cut_in_half,
+        _header_past_the_end,
+        _unknown_dtype,
+        _header_not_json,
+        _skill_out_of_range,
+    ],
+    ids=[
+        'other file',
+        'cut in half',
+        'array past the end',
+        'object dtype',
+        'header not JSON',
+        'skill id out of range',
+    ],
 )
 def test_a_corrupt_cache_file_is_ignored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corrupt: Callable[[bytes], bytes]

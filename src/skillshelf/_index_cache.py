@@ -4,9 +4,9 @@ The index covers each skill's name, description, keywords and the start of its b
 when the index is built, on the first search, never when the library is discovered, so the catalog
 still needs only the frontmatter. Building means reading and tokenising every body; for a large
 library that is the slow part, so the index of a library with at least `CACHE_MIN_SKILLS` folder
-skills is saved as a file of plain NumPy arrays (see `_array_file`: no pickle, one read to load) and reused
-while no `SKILL.md` has changed: the cache key covers every skill's name, description and keywords, and each `SKILL.md`'s path,
-size and modification time.
+skills is saved as a file of plain NumPy arrays (see `_array_file`: no pickle, one read to load) and
+reused while no `SKILL.md` has changed: the cache key covers every skill's name, description and keywords,
+and each `SKILL.md`'s path, size and modification time.
 
 Hybrid search (`SearchEngine` with `hybrid=True`) also needs one embedding per skill. Embedding is the
 slow part there (seconds for the bundled model, money for an API embedder), so the same libraries keep
@@ -194,7 +194,19 @@ def _load(path: Path, config: RankingConfig) -> SkillIndex | None:
         ]
     except (OSError, ValueError, TypeError, KeyError):
         return None
+    if not all(_consistent(matrix, len(terms)) for matrix in matrices):
+        return None
     return SkillIndex.from_parts(names, {term: n for n, term in enumerate(terms)}, matrices, config)
+
+
+def _consistent(matrix: BM25Matrix, n_terms: int) -> bool:
+    """Whether a loaded matrix can be searched without an error: a damaged file must be rebuilt, not crash a run."""
+    starts, docs, weights = matrix.starts, matrix.docs, matrix.weights
+    if len(starts) != n_terms + 1 or starts[0] != 0 or starts[-1] != len(docs) or len(weights) != len(docs):
+        return False
+    if len(docs) and (int(docs.min()) < 0 or int(docs.max()) >= matrix.n_docs):
+        return False
+    return bool(np.all(starts[1:] >= starts[:-1]))
 
 
 def _save(path: Path, index: SkillIndex) -> None:
