@@ -10,13 +10,13 @@ stored, and a header that does not describe the file exactly is refused: nothing
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
+
+from ._files import write_atomically
 
 __all__ = ('read_arrays', 'write_arrays')
 
@@ -40,19 +40,14 @@ def write_arrays(path: Path, arrays: dict[str, npt.NDArray[np.generic]]) -> None
         offset = _aligned(offset + array.nbytes)
     header = json.dumps(specs).encode()
     start = _aligned(len(_MAGIC) + _LENGTH_BYTES + len(header))
-    temporary: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix='.tmp', delete=False) as file:
-            temporary = file.name
-            file.write(_MAGIC + len(header).to_bytes(_LENGTH_BYTES, 'little') + header)
-            for (_, _, _, array_offset), (_, array) in zip(specs, stored.values(), strict=True):
-                file.write(b'\0' * (start + array_offset - file.tell()))
-                file.write(array.data)
-        os.replace(temporary, path)
-    except OSError:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
+
+    def write(file: IO[bytes]) -> None:
+        file.write(_MAGIC + len(header).to_bytes(_LENGTH_BYTES, 'little') + header)
+        for (_, _, _, array_offset), (_, array) in zip(specs, stored.values(), strict=True):
+            file.write(b'\0' * (start + array_offset - file.tell()))
+            file.write(array.data)
+
+    write_atomically(path, write)
 
 
 def read_arrays(path: Path) -> dict[str, npt.NDArray[Any]]:

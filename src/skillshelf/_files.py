@@ -1,11 +1,14 @@
-"""Opening untrusted files: the one rule `SKILL.md` and resource reads share."""
+"""Files: opening untrusted ones (the one rule `SKILL.md` and resource reads share), and writing cache files."""
 
 from __future__ import annotations
 
 import errno
 import os
 import stat
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 _O_NONBLOCK = getattr(os, 'O_NONBLOCK', 0)
 """Opening a FIFO without it blocks until a writer appears: a hang, not an error."""
@@ -40,3 +43,18 @@ def open_regular_file(target: str | Path) -> tuple[int, int]:
         os.close(descriptor)
         raise
     return descriptor, info.st_size
+
+
+def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """Create or replace `path` with what `write` writes to the file it is given, so that a reader never sees half
+    a file. A cache is only a cache: if the file cannot be written, nothing is left behind and nothing is raised."""
+    temporary: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix='.tmp', delete=False) as file:
+            temporary = file.name
+            write(file)
+        os.replace(temporary, path)
+    except OSError:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)

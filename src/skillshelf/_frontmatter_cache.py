@@ -17,12 +17,12 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, cast
 
 import pydantic_core
 
+from ._files import write_atomically
 from ._index_cache import CACHE_MIN_SKILLS, cache_directory
 from ._markdown import BodyStart, Frontmatter, name_problem, parse_head
 
@@ -77,16 +77,11 @@ class FrontmatterCache:
         """Write the entries used in this discovery, if they differ from the saved ones and there are enough."""
         if self._file is None or len(self._current) < CACHE_MIN_SKILLS or self._current == self._known:
             return
-        temporary: str | None = None
         try:
-            self._file.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=self._file.parent, suffix='.tmp', delete=False) as file:
-                temporary = file.name
-                file.write(_to_json({'format': _FORMAT, 'skills': self._current}))
-            os.replace(temporary, self._file)
-        except (OSError, ValueError):
-            if temporary is not None:
-                Path(temporary).unlink(missing_ok=True)
+            data = _to_json({'format': _FORMAT, 'skills': self._current})
+        except ValueError:
+            return
+        write_atomically(self._file, lambda file: file.write(data))
 
     def _load(self) -> dict[str, list[Any]]:
         if self._file is None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -38,6 +37,7 @@ import numpy.typing as npt
 from ._array_file import read_arrays, write_arrays
 from ._bm25 import BM25Matrix
 from ._errors import SkillError, SkillFormatError
+from ._files import write_atomically
 from ._gc import gc_paused
 from ._markdown import SKILL_FILE
 from ._search import RankingConfig, SearchDocument, SkillIndex
@@ -230,20 +230,6 @@ def _lines(text: npt.NDArray[np.uint8]) -> list[str]:
     return text.tobytes().decode('utf-8', 'surrogatepass').split('\n') if len(text) else []
 
 
-def _write(path: Path, arrays: dict[str, Any]) -> None:
-    """Save `arrays` to `path` atomically (a reader never sees half a file); failures leave no trace."""
-    temporary: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix='.tmp', delete=False) as file:
-            temporary = file.name
-            np.savez(file, **arrays)
-        os.replace(temporary, path)
-    except OSError:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
-
-
 def _embed(
     skills: list[Skill[Any]], encoder: Encoder, known: dict[str, npt.NDArray[np.float32]]
 ) -> npt.NDArray[np.float32]:
@@ -313,4 +299,5 @@ def _load_vectors(path: Path, probe: npt.NDArray[np.float32]) -> dict[str, npt.N
 
 
 def _save_vectors(path: Path, probe: npt.NDArray[np.float32], rows: dict[str, npt.NDArray[np.float32]]) -> None:
-    _write(path, {'probe': probe, 'keys': np.array(list(rows)), 'vectors': np.stack(list(rows.values()))})
+    keys, vectors = np.array(list(rows)), np.stack(list(rows.values()))
+    write_atomically(path, lambda file: np.savez(file, probe=probe, keys=keys, vectors=vectors))

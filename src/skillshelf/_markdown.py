@@ -192,8 +192,8 @@ def _open_skill_file(skill_file: str | Path) -> tuple[int, int]:
 
 def _open_symlinked_skill_file(skill_file: str | Path) -> tuple[int, int]:
     try:
-        folder = Path(skill_file).parent.resolve()
-        target = Path(skill_file).resolve()
+        path = Path(skill_file)
+        folder, target = path.parent.resolve(), path.resolve()
     except (OSError, RuntimeError) as error:
         raise SkillFormatError(skill_file, f'cannot read the file ({_reason(error)})') from error
     if not target.is_relative_to(folder):
