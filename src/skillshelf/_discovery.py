@@ -72,9 +72,8 @@ def discover(directory: Path) -> Discovery:
         for entry, skill_file, info in look.entries:
             if info is not None or (_is_folder(entry) and os.path.lexists(skill_file)):
                 # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
-                folder = directory / entry.name
                 link = entry.is_symlink()
-                _read_into(found, folder, skill_file, info, body_chars, check_containment=link, cache=cache)
+                _read_into(found, entry.path, skill_file, info, body_chars, check_containment=link, cache=cache)
         cache.save()
     found.fingerprint = look.fingerprint()
     return found
@@ -122,7 +121,7 @@ class _Look:
 
 def _read_into(
     found: Discovery,
-    folder: Path,
+    folder: str | Path,
     skill_file: str,
     info: os.stat_result | None,
     body_chars: int,
@@ -132,12 +131,12 @@ def _read_into(
 ) -> None:
     if check_containment:
         try:
-            skill_root(folder)
+            skill_root(Path(folder))
         except ResourceError:
-            target = _describe_target(folder)
+            target = _describe_target(Path(folder))
             found.skipped.append(
                 SkippedSkill(
-                    folder,
+                    Path(folder),
                     f'the skill folder is a symlink to {target}, outside the library directory; '
                     'skills are only read from inside a library (add its parent as a library directory instead)',
                 )
@@ -149,7 +148,7 @@ def _read_into(
         else:
             front, body_start = parse_head(skill_file, body_chars)
     except SkillFormatError as error:
-        found.skipped.append(SkippedSkill(error.path or folder, error.problem))
+        found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
         return
     warn_notes(front, stacklevel=5)
     stamp = None if info is None else file_stamp(skill_file, info)

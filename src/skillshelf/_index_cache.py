@@ -50,7 +50,7 @@ from ._semantic import (
     shared_encoder,
     unit_rows,
 )
-from ._skill import FileStamp, Skill, file_stamp
+from ._skill import FileStamp, Skill, file_stamp, folder_of
 
 __all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_directory', 'index_cache_path')
 
@@ -141,9 +141,13 @@ def index_cache_path(skills: Iterable[Skill[Any]], config: RankingConfig | None 
 
 def _index_path(skills: list[Skill[Any]], keywords: list[str], config: RankingConfig) -> Path | None:
     directory = cache_directory()
-    if directory is None or sum(1 for skill in skills if skill.folder is not None) < CACHE_MIN_SKILLS:
+    if directory is None or _folder_skills(skills) < CACHE_MIN_SKILLS:
         return None
     return directory / f'index-{_cache_key(skills, keywords, config)}.arrays'
+
+
+def _folder_skills(skills: list[Skill[Any]]) -> int:
+    return sum(1 for skill in skills if folder_of(skill) is not None)
 
 
 def _document(skill: Skill[Any], keywords: str, body_chars: int) -> SearchDocument:
@@ -166,18 +170,19 @@ def _cache_key(skills: list[Skill[Any]], keywords: list[str], config: RankingCon
     digest = hashlib.sha256(json.dumps([_FORMAT, asdict(config)]).encode())
     for skill, declared in zip(skills, keywords, strict=True):
         digest.update(f'\0{skill.name}\0{skill.description}\0{declared}\0'.encode())
-        if skill.folder is None:
+        folder = folder_of(skill)
+        if folder is None:
             digest.update(hashlib.sha256(skill.load_instructions().encode()).digest())
             continue
         # Discovery's stamp saves a `stat` per skill; a file edited since then is seen by `SkillLibrary.refresh`,
         # which drops the index.
-        stamp = skill._stamp or _stamp(skill.folder)  # pyright: ignore[reportPrivateUsage]
+        stamp = skill._stamp or _stamp(folder)  # pyright: ignore[reportPrivateUsage]
         digest.update(b'unreadable' if stamp is None else '{}\0{}\0{}'.format(*stamp).encode())
     return digest.hexdigest()[:32]
 
 
-def _stamp(folder: Path) -> FileStamp | None:
-    skill_file = str(folder / SKILL_FILE)
+def _stamp(folder: str) -> FileStamp | None:
+    skill_file = os.path.join(folder, SKILL_FILE)
     try:
         return file_stamp(skill_file, os.stat(skill_file))
     except OSError:
@@ -273,8 +278,8 @@ def _encode(encoder: Encoder, texts: list[str]) -> npt.NDArray[np.float32]:
 def _vector_path(skills: list[Skill[Any]], encoder: Encoder) -> Path | None:
     """The vector cache file of these skills' directories and this encoder, or `None` when not cached."""
     directory = cache_directory()
-    folders = sorted({os.path.abspath(skill.folder.parent) for skill in skills if skill.folder is not None})
-    if directory is None or sum(1 for skill in skills if skill.folder is not None) < CACHE_MIN_SKILLS:
+    folders = sorted({os.path.abspath(os.path.dirname(folder)) for skill in skills if (folder := folder_of(skill))})
+    if directory is None or _folder_skills(skills) < CACHE_MIN_SKILLS:
         return None
     # The encoder's name only spreads encoders over files; the stored probe decides whether vectors are reused.
     name = f'{getattr(encoder, "__module__", "")}.{getattr(encoder, "__qualname__", type(encoder).__qualname__)}'

@@ -17,7 +17,7 @@ from ._index_cache import SearchEngine, build_skill_index
 from ._markdown import SKILL_FILE
 from ._search import SearchHit, SkillIndex
 from ._semantic import DEFAULT_LEXICAL_WEIGHT, SEARCH_MODES, Encoder, HybridIndex, SearchMode, check_available
-from ._skill import Skill
+from ._skill import Skill, folder_of
 
 __all__ = ('SkillLibrary', 'SkippedSkill')
 
@@ -227,8 +227,8 @@ def _search_engine(search: object, encoder: object, lexical_weight: object) -> S
     return SearchEngine(hybrid, cast('Encoder | None', encoder), float(lexical_weight))
 
 
-def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, Path | None]]:
-    return [(name, skill.description, skill.folder) for name, skill in skills.items()]
+def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, str | None]]:
+    return [(name, skill.description, folder_of(skill)) for name, skill in skills.items()]
 
 
 def _folder_name(path: Path) -> str:

@@ -149,7 +149,7 @@ def warn_notes(front: Frontmatter, stacklevel: int = 2) -> None:
         warnings.warn(SkillWarning(note), stacklevel=stacklevel + 1)
 
 
-def read_body(skill_file: Path, max_chars: int | None = None) -> str:
+def read_body(skill_file: str | Path, max_chars: int | None = None) -> str:
     """Read the markdown body of `skill_file`: everything after the frontmatter, stripped.
 
     With `max_chars`, only the body's first `max_chars` characters, and only the start of the file is read

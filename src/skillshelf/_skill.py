@@ -17,7 +17,7 @@ from ._errors import SkillFormatError
 from ._markdown import SKILL_FILE, BodyStart, Frontmatter, name_problem, read_body, read_frontmatter
 from ._resources import ResourceError, list_folder_resources, read_folder_resource, safe_relative_path
 
-__all__ = ('FileStamp', 'Skill', 'file_stamp')
+__all__ = ('FileStamp', 'Skill', 'file_stamp', 'folder_of', 'folder_skill')
 
 FileStamp = tuple[str, int, int]
 """A `SKILL.md`'s absolute path, size and modification time in nanoseconds (see `file_stamp`)."""
@@ -42,8 +42,9 @@ class Skill(Generic[AgentDepsT]):
     """In-memory text resources by relative path (Python skills); folder skills read theirs from disk."""
     metadata: Mapping[str, Any]
     """Free-form metadata: the frontmatter `metadata` and unknown fields (`when_to_use`, `tags`, ...)."""
-    folder: Path | None
-    """The skill's folder for `SKILL.md` skills; `None` for skills defined in Python."""
+    _folder: str | None
+    """The folder as a string: a 100k-skill library keeps no `Path` objects (and their part lists) alive, which
+    Python's cycle collector would walk again and again during every run."""
     _instructions: str | None
     _toolset: FunctionToolset[AgentDepsT] | None
     _stamp: FileStamp | None
@@ -93,7 +94,7 @@ class Skill(Generic[AgentDepsT]):
         toolset: FunctionToolset[AgentDepsT] | None,
         resources: dict[str, str],
         metadata: dict[str, Any],
-        folder: Path | None = None,
+        folder: str | None = None,
         stamp: FileStamp | None = None,
         body_start: BodyStart | None = None,
     ) -> None:
@@ -105,7 +106,7 @@ class Skill(Generic[AgentDepsT]):
         self._toolset = toolset
         self.resources = resources
         self.metadata = metadata
-        self.folder = folder
+        self._folder = folder
         self._stamp = stamp
         self._body_start = body_start
 
@@ -118,6 +119,11 @@ class Skill(Generic[AgentDepsT]):
         """
         folder = Path(folder)
         return folder_skill(folder, read_frontmatter(folder / SKILL_FILE))
+
+    @property
+    def folder(self) -> Path | None:
+        """The skill's folder for `SKILL.md` skills; `None` for skills defined in Python."""
+        return None if self._folder is None else Path(self._folder)
 
     @property
     def toolset(self) -> FunctionToolset[AgentDepsT]:
@@ -167,14 +173,14 @@ class Skill(Generic[AgentDepsT]):
         """
         if self._instructions is not None:
             return self._instructions[:max_chars]
-        assert self.folder is not None
-        return read_body(self.folder / SKILL_FILE, max_chars)
+        assert self._folder is not None
+        return read_body(os.path.join(self._folder, SKILL_FILE), max_chars)
 
     def list_resources(self) -> list[str]:
         """Relative paths of the resources the model can read after loading the skill."""
         paths = sorted(self.resources)
-        if self.folder is not None:
-            paths += list_folder_resources(self.folder)
+        if (folder := self.folder) is not None:
+            paths += list_folder_resources(folder)
         return paths
 
     def read_resource(self, path: str) -> str:
@@ -186,17 +192,17 @@ class Skill(Generic[AgentDepsT]):
         relative = safe_relative_path(path).as_posix()
         if relative in self.resources:
             return self.resources[relative]
-        if self.folder is None:
+        if (folder := self.folder) is None:
             raise ResourceError(f'no resource {path!r}')
-        return read_folder_resource(self.folder, relative)
+        return read_folder_resource(folder, relative)
 
     def __repr__(self) -> str:
-        source = f', folder={str(self.folder)!r}' if self.folder else ''
+        source = f', folder={str(self.folder)!r}' if self._folder is not None else ''
         return f'Skill(name={self.name!r}, tools={self.tool_names!r}{source})'
 
 
 def folder_skill(
-    folder: Path, front: Frontmatter, stamp: FileStamp | None = None, body_start: BodyStart | None = None
+    folder: str | Path, front: Frontmatter, stamp: FileStamp | None = None, body_start: BodyStart | None = None
 ) -> Skill[Any]:
     """The skill in `folder`, whose `SKILL.md` frontmatter is `front` (already checked against the format,
     see `Frontmatter`); its body is read when it is loaded.
@@ -205,8 +211,14 @@ def folder_skill(
     """
     skill: Skill[Any] = Skill.__new__(Skill)
     metadata = _folder_metadata(front)
-    skill._set_fields(front.name, front.description, None, None, {}, metadata, folder, stamp, body_start)  # pyright: ignore[reportPrivateUsage]
+    skill._set_fields(front.name, front.description, None, None, {}, metadata, os.fspath(folder), stamp, body_start)  # pyright: ignore[reportPrivateUsage]
     return skill
+
+
+def folder_of(skill: Skill[Any]) -> str | None:
+    """`skill.folder` as the string it is kept as, for loops over a whole library that would otherwise make a
+    `Path` per skill."""
+    return skill._folder  # pyright: ignore[reportPrivateUsage]
 
 
 def _folder_metadata(front: Frontmatter) -> dict[str, Any]:
