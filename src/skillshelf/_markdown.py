@@ -140,7 +140,9 @@ def _body_start_of(rest: bytes, whole_file: bool, max_chars: int) -> BodyStart |
         text = text.strip()
         return BodyStart(text[:max_chars], whole=len(text) <= max_chars)
     text = text.lstrip()
-    return BodyStart(text[:max_chars], whole=False) if len(text) >= max_chars else None
+    # `read_body` strips the end of the whole body too: what was read is its start only if something other than
+    # blank space still follows within the first `max_chars` characters.
+    return BodyStart(text[:max_chars], whole=False) if len(text.rstrip()) >= max_chars else None
 
 
 def warn_notes(front: Frontmatter, stacklevel: int = 2) -> None:
