@@ -27,7 +27,7 @@ from skillshelf import Skill, SkillLibrary, _tokenize
 from skillshelf._array_file import read_arrays, write_arrays
 from skillshelf._bm25 import BM25Matrix
 from skillshelf._gc import gc_paused
-from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory
+from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory, index_cache_path
 from skillshelf._search import RankingConfig, SearchDocument, SearchHit, SkillIndex, when_to_use_sections
 from skillshelf._semantic import HybridIndex
 from skillshelf._tokenize import piece_terms, split_identifier, terms_of_pieces, tokenize
@@ -398,6 +398,22 @@ def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: p
     fresh = build_skill_index(list(SkillLibrary.build(directories=[root]).skills.values()))
     assert [hit.name for hit in fresh.search('zeppelin', 1)] == ['skill-0042']
     assert len(list(cache.glob('index-*.arrays'))) == 2
+
+
+def test_one_library_has_one_index_cache_however_its_directory_is_spelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(tmp_path / 'cache'))
+    root = write_library(tmp_path / 'work' / 'lib', CACHE_MIN_SKILLS)
+    monkeypatch.chdir(tmp_path / 'work')
+    spellings = [root, Path('lib'), Path('./lib/'), tmp_path / 'work' / '..' / 'work' / 'lib']
+    paths = {index_cache_path(SkillLibrary.build(directories=[spelling]).skills.values()) for spelling in spellings}
+    assert len(paths) == 1
+    [path] = paths
+    # The key names each file by its absolute path: the same relative spelling elsewhere is another library.
+    other = write_library(tmp_path / 'elsewhere' / 'lib', CACHE_MIN_SKILLS)
+    monkeypatch.chdir(other.parent)
+    assert index_cache_path(SkillLibrary.build(directories=[Path('lib')]).skills.values()) != path
 
 
 @pytest.mark.parametrize('enabled', [True, False], ids=['collector on', 'collector off'])

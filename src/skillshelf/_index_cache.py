@@ -184,7 +184,7 @@ def _cache_key(skills: list[Skill[Any]], keywords: list[str], config: RankingCon
 def _stamp(folder: str) -> FileStamp | None:
     skill_file = os.path.join(folder, SKILL_FILE)
     try:
-        return file_stamp(skill_file, os.stat(skill_file))
+        return file_stamp(os.path.abspath(skill_file), os.stat(skill_file))
     except OSError:
         return None
 

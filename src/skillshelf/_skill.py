@@ -226,6 +226,7 @@ def _folder_metadata(front: Frontmatter) -> dict[str, Any]:
     return {**front.metadata, **{key: value for key, value in known.items() if value}}
 
 
-def file_stamp(skill_file: str, info: os.stat_result) -> FileStamp:
-    """The stamp of `skill_file`, whose `stat` is `info`."""
-    return (os.path.abspath(skill_file), info.st_size, info.st_mtime_ns)
+def file_stamp(absolute_file: str, info: os.stat_result) -> FileStamp:
+    """The stamp of the `SKILL.md` at `absolute_file` (absolute and normalised, as `os.path.abspath` gives it),
+    whose `stat` is `info`."""
+    return (absolute_file, info.st_size, info.st_mtime_ns)
