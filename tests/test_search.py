@@ -30,7 +30,7 @@ from skillshelf._gc import gc_paused
 from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory, index_cache_path
 from skillshelf._search import RankingConfig, SearchDocument, SearchHit, SkillIndex, when_to_use_sections
 from skillshelf._semantic import HybridIndex
-from skillshelf._tokenize import piece_terms, split_identifier, terms_of_pieces, tokenize
+from skillshelf._tokenize import decode_piece, piece_bytes, piece_terms, split_identifier, terms_of_pieces, tokenize
 
 LIBRARY = [
     SearchDocument('pdf-forms', 'Fill in and flatten PDF forms.', body='Use pypdf to read AcroForm fields.'),
@@ -94,6 +94,14 @@ def test_fast_splitting_agrees_with_one_unicode_regex(text: str) -> None:
     reference = re.findall(r'[^\W_]+', unicodedata.normalize('NFKC', text).lower())
     expected = [term for word in reference for term in piece_terms(word)]
     assert same_sigma(tokenize(text)) == same_sigma(expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(), st.lists(MIXED_SCRIPT).map(''.join)))
+def test_the_index_splitting_gives_a_text_the_terms_a_query_gets(text: str) -> None:
+    # The index splits bytes, where a no-break space or line separator does not split: the terms must not change.
+    indexed = [term for piece in piece_bytes(text) for term in piece_terms(decode_piece(piece))]
+    assert indexed == tokenize(text)
 
 
 def test_the_skill_named_for_the_task_comes_first(index: SkillIndex) -> None:

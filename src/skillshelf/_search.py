@@ -19,12 +19,13 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ._bm25 import BM25Matrix, IntArray, SmallIntArray
-from ._tokenize import pieces, split_identifier, terms_of_pieces, tokenize
+from ._tokenize import decode_piece, piece_bytes, split_identifier, terms_of_pieces, tokenize
 
 __all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex')
 
@@ -97,7 +98,7 @@ class SkillIndex:
         body_chars = config.body_limit(len(documents))
         for document in documents:
             fields.add(_document_texts(document, body_chars))
-        vocabulary = _Numbering()
+        vocabulary = _Numbering[str]()
         terms_by_piece = _PieceTerms(
             [[vocabulary[term] for term in terms] for terms in terms_of_pieces(fields.pieces())]
         )
@@ -191,13 +192,13 @@ _HEADLINE_REPEATS = (2, 1, 1, 0)
 
 
 class _FieldPieces:
-    """The pieces (see `_tokenize.pieces`) of each field (name, description, keywords, body) of each skill, as
+    """The pieces (see `_tokenize.piece_bytes`) of each field (name, description, keywords, body) of each skill, as
     piece ids: field after field, skill after skill."""
 
     FIELDS = 4
 
     def __init__(self) -> None:
-        self.piece_ids = _Numbering()
+        self.piece_ids = _Numbering[bytes]()
         self.entries = array('i')
         self.field_sizes = array('q')
         """How many pieces each field of each skill has."""
@@ -206,12 +207,12 @@ class _FieldPieces:
         number = self.piece_ids.__getitem__
         for text in fields:
             before = len(self.entries)
-            self.entries.extend(map(number, pieces(text)))
+            self.entries.extend(map(number, piece_bytes(text)))
             self.field_sizes.append(len(self.entries) - before)
 
     def pieces(self) -> list[str]:
         """Every distinct piece, in piece-id order."""
-        return list(self.piece_ids)
+        return list(map(decode_piece, self.piece_ids))
 
     def weighted(self, repeats: tuple[int, ...]) -> tuple[SmallIntArray, SmallIntArray, IntArray]:
         """The (piece id, count) entries, with each field's pieces counted as often as its repeat (fields repeated
@@ -230,10 +231,13 @@ class _FieldPieces:
         return entries[kept], repeat_of_entry[kept], entries_per_skill
 
 
-class _Numbering(dict[str, int]):
-    """String → id, numbering new strings as they are met."""
+_Key = TypeVar('_Key', str, bytes)
 
-    def __missing__(self, key: str) -> int:
+
+class _Numbering(dict[_Key, int]):
+    """Key → id, numbering new keys as they are met."""
+
+    def __missing__(self, key: _Key) -> int:
         self[key] = len(self)
         return self[key]
 

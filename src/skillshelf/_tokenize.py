@@ -22,7 +22,7 @@ from typing import Any, cast
 
 import Stemmer
 
-__all__ = ('piece_terms', 'pieces', 'split_identifier', 'terms_of_pieces', 'tokenize')
+__all__ = ('decode_piece', 'piece_bytes', 'piece_terms', 'pieces', 'split_identifier', 'terms_of_pieces', 'tokenize')
 
 _CJK = (
     '\u3040-\u30ff'  # Hiragana, Katakana
@@ -66,7 +66,26 @@ def pieces(text: str) -> list[str]:
 
     An ASCII piece is a finished word; `piece_terms` splits a piece with other characters further.
     """
-    return text.encode('utf-8', 'surrogatepass').translate(_ASCII_WORDS).decode('utf-8', 'surrogatepass').split()
+    return _ascii_words(text).decode('utf-8', 'surrogatepass').split()
+
+
+def piece_bytes(text: str) -> list[bytes]:
+    """`pieces`, still UTF-8 encoded (see `decode_piece`), for the index: it numbers millions of pieces and so
+    decodes only the distinct ones, a tenth faster.
+
+    Blank space other than ASCII (a no-break space) does not split here; the piece's terms are the same, since
+    `piece_terms` splits a piece with other characters at any character that is not a letter or digit.
+    """
+    return _ascii_words(text).split()
+
+
+def decode_piece(piece: bytes) -> str:
+    """A piece from `piece_bytes` as text."""
+    return piece.decode('utf-8', 'surrogatepass')
+
+
+def _ascii_words(text: str) -> bytes:
+    return text.encode('utf-8', 'surrogatepass').translate(_ASCII_WORDS)
 
 
 def _piece_words(piece: str) -> list[str]:
