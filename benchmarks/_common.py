@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import bm25s
 import numpy as np
 
-from skillshelf._search import RankingConfig, SearchDocument, SkillIndex
+from skillshelf.ranking.lexical import RankingConfig, SearchDocument, SkillIndex
 
 RESULTS = Path(__file__).parent / 'results'
 

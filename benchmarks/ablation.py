@@ -5,7 +5,7 @@
 Scores skillshelf's engine with one piece changed at a time (stemming off, CJK character pairs replaced by
 whole runs or by jieba word segmentation, no body, no "When to use" sections as keywords, no headline index,
 no field repetition, longer body) on the dev files. Variants of the tokeniser and of the document fields swap
-functions inside `skillshelf._tokenize` or `skillshelf._search` for the run, so the rest of the engine is
+functions inside `skillshelf.ranking.tokenize` or `skillshelf.ranking.lexical` for the run, so the rest of the engine is
 exactly the shipped one. jieba is measured only when `rjieba` is installed.
 Writes `benchmarks/results/ablation.json` and regenerates `benchmarks/README.md`.
 """
@@ -26,9 +26,9 @@ from _common import Dataset, Method, Skillshelf, bfcl_set, fmt, machine, markdow
 from _common import write_json as save
 from discovery import evaluate
 
-import skillshelf._search as search
-import skillshelf._tokenize as tokenizer
-from skillshelf._search import RankingConfig
+import skillshelf.ranking.lexical as search
+import skillshelf.ranking.tokenize as tokenizer
+from skillshelf.ranking.lexical import RankingConfig
 
 
 @contextmanager

@@ -44,7 +44,7 @@ from _common import (
     write_json,
 )
 
-from skillshelf._search import RankingConfig
+from skillshelf.ranking.lexical import RankingConfig
 
 METRICS = ('p@1', 'r@3', 'r@5', 'mrr@10', 'ndcg@5')
 

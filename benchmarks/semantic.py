@@ -38,8 +38,8 @@ from _common import (
 )
 from discovery import evaluate, table
 
-from skillshelf._search import SearchDocument
-from skillshelf._semantic import (
+from skillshelf.ranking.lexical import SearchDocument
+from skillshelf.ranking.semantic import (
     DEFAULT_HYBRID_THRESHOLD,
     DEFAULT_LEXICAL_WEIGHT,
     HybridIndex,

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import Dataset, Skillshelf, bfcl_set, mean, metatool_set, ranking_metrics, trigger_sets
 
-from skillshelf._search import RankingConfig
+from skillshelf.ranking.lexical import RankingConfig
 
 
 def score(dataset: Dataset, config: RankingConfig) -> tuple[float, float]:

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-import skillshelf._semantic as semantic
-import skillshelf._skill
+import skillshelf.ranking.semantic as semantic
+import skillshelf.skill
 from skillshelf import Skill, Skills
-from skillshelf._cli import main
-from skillshelf._cli._app import app
-from skillshelf._index_cache import CACHE_MIN_SKILLS
-from skillshelf._toolset import META_TOOL_NAMES
+from skillshelf.capability.meta_tools import META_TOOL_NAMES
+from skillshelf.cli import main
+from skillshelf.cli.app import app
+from skillshelf.ranking.cache import CACHE_MIN_SKILLS
 
 from conftest import SAMPLE_SKILLS
 from skill_fixtures import WordEncoder, weather
@@ -370,7 +370,7 @@ def test_index_saves_the_index_that_an_agent_then_loads_without_reading_a_body(
     def no_body_reads(skill_file: Path, max_chars: int | None = None) -> str:
         raise AssertionError(f'{skill_file} was read: the cached index was not used')
 
-    monkeypatch.setattr(skillshelf._skill, 'read_body', no_body_reads)
+    monkeypatch.setattr(skillshelf.skill, 'read_body', no_body_reads)
     capability = Skills(tmp_path / 'lib')
     assert [hit.name for hit in capability.library.search('kubernetes', 1)] == ['skill-007']
 
@@ -547,7 +547,7 @@ def test_missing_cli_extra_explains_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, 'typer', None)
-    monkeypatch.delitem(sys.modules, 'skillshelf._cli._app')
+    monkeypatch.delitem(sys.modules, 'skillshelf.cli.app')
     with pytest.raises(SystemExit) as exit_info:
         main()
     assert exit_info.value.code == 1

@@ -10,8 +10,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from yaml.reader import Reader
 
-from skillshelf._flat_yaml import flat_mapping
-from skillshelf._markdown import parse_frontmatter
+from skillshelf.markdown.flat_yaml import flat_mapping
+from skillshelf.markdown.frontmatter import parse_frontmatter
 
 KEYS = st.sampled_from(['name', 'description', 'license', 'when_to_use', 'allowed-tools', 'x_1', 'on', 'null'])
 TRICKY = st.sampled_from(

@@ -10,22 +10,22 @@ from typing import Any
 
 import pytest
 
-import skillshelf._markdown
+import skillshelf.markdown.frontmatter
 from skillshelf import SkillLibrary, SkillWarning
-from skillshelf._index_cache import CACHE_MIN_SKILLS
+from skillshelf.ranking.cache import CACHE_MIN_SKILLS
 
 
 @pytest.fixture
 def head_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Every `SKILL.md` whose frontmatter is read from disk."""
     reads: list[Path] = []
-    original = skillshelf._markdown._read_head  # pyright: ignore[reportPrivateUsage]
+    original = skillshelf.markdown.frontmatter._read_head  # pyright: ignore[reportPrivateUsage]
 
     def recording(skill_file: str | Path) -> tuple[str, bytes, bool]:
         reads.append(Path(skill_file))
         return original(skill_file)
 
-    monkeypatch.setattr(skillshelf._markdown, '_read_head', recording)
+    monkeypatch.setattr(skillshelf.markdown.frontmatter, '_read_head', recording)
     return reads
 
 

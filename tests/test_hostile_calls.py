@@ -28,7 +28,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
 from skillshelf import Skills
-from skillshelf._history import loaded_from_history
+from skillshelf.capability.history import loaded_from_history
 
 from conftest import META
 from skill_fixtures import currency, forecast_calls, weather

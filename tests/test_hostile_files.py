@@ -24,10 +24,10 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
-import skillshelf._prefetch
+import skillshelf.prefetch
 from skillshelf import Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
-from skillshelf._discovery import discover, fingerprint
-from skillshelf._markdown import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from skillshelf.discovery import discover, fingerprint
+from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 
 from conftest import Script, call, tool_returns
 
@@ -728,8 +728,8 @@ def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], str
     # `cold`: the disk looks slow, so the files are looked at and prefetched in threads first.
     with tempfile.TemporaryDirectory() as directory, pytest.MonkeyPatch.context() as patch:
         if cold:
-            patch.setattr(skillshelf._prefetch, '_MIN_FILES', 1)
-            patch.setattr(skillshelf._prefetch, '_COLD_SECONDS_PER_FILE', -1.0)
+            patch.setattr(skillshelf.prefetch, '_MIN_FILES', 1)
+            patch.setattr(skillshelf.prefetch, '_COLD_SECONDS_PER_FILE', -1.0)
         base = Path(directory)
         root = base / 'lib'
         root.mkdir()

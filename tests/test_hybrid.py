@@ -20,7 +20,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 
-import skillshelf._semantic as semantic
+import skillshelf.ranking.semantic as semantic
 from skillshelf import (
     Encoder,
     SemanticUnavailableError,

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inline_snapshot import snapshot
 
-import skillshelf._markdown
+import skillshelf.markdown.frontmatter
 from skillshelf import Skill, SkillConflictError, SkillError, SkillFormatError, SkillLibrary, SkillWarning
-from skillshelf._markdown import parse_head, read_body
+from skillshelf.markdown.frontmatter import parse_head, read_body
 
 
 def write_skill(root: Path, folder: str, text: str, **files: str) -> Path:
@@ -254,7 +254,7 @@ FRONTMATTER_SHAPES = [
 
 @pytest.mark.parametrize('text', FRONTMATTER_SHAPES)
 def test_the_fast_and_the_guarded_yaml_loaders_agree(text: str) -> None:
-    from skillshelf import _markdown
+    from skillshelf.markdown import frontmatter as _markdown
 
     assert _markdown._FastFrontmatterLoader is not None
 
@@ -268,7 +268,7 @@ def test_the_fast_and_the_guarded_yaml_loaders_agree(text: str) -> None:
 
 
 def test_deep_nesting_is_never_handed_to_libyaml() -> None:
-    from skillshelf import _markdown
+    from skillshelf.markdown import frontmatter as _markdown
 
     deep = '[' * 17 + ']' * 17
     indented = ''.join(f'{" " * level}k{level}:\n' for level in range(20)) + ' ' * 20 + 'v: 1'
@@ -354,7 +354,7 @@ def test_short_reads_give_the_same_frontmatter_and_body(tmp_path: Path, monkeypa
     folder = write_skill(tmp_path, 'long', f'---\nname: long\ndescription: A long skill.\n---\n\n{body}')
     expected = (parse_head(folder / 'SKILL.md', 500), read_body(folder / 'SKILL.md'))
     short = ShortReads(most=4093)
-    monkeypatch.setattr(skillshelf._markdown, 'os', short)
+    monkeypatch.setattr(skillshelf.markdown.frontmatter, 'os', short)
 
     assert (parse_head(folder / 'SKILL.md', 500), read_body(folder / 'SKILL.md')) == expected
     assert expected[1] == body.strip()

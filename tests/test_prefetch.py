@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import skillshelf._prefetch
+import skillshelf.prefetch
 from skillshelf import SkillLibrary, SkillWarning
-from skillshelf._index_cache import CACHE_MIN_SKILLS
-from skillshelf._prefetch import prefetch, stat_each
+from skillshelf.prefetch import prefetch, stat_each
+from skillshelf.ranking.cache import CACHE_MIN_SKILLS
 
 
 class FakeClock:
@@ -27,28 +27,28 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr(skillshelf._prefetch.time, 'perf_counter', fake)
+    monkeypatch.setattr(skillshelf.prefetch.time, 'perf_counter', fake)
     return fake
 
 
 @pytest.fixture
 def cold(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every set of files looks cold, however few: the threaded path runs."""
-    monkeypatch.setattr(skillshelf._prefetch, '_MIN_FILES', 1)
-    monkeypatch.setattr(skillshelf._prefetch, '_COLD_SECONDS_PER_FILE', -1.0)
+    monkeypatch.setattr(skillshelf.prefetch, '_MIN_FILES', 1)
+    monkeypatch.setattr(skillshelf.prefetch, '_COLD_SECONDS_PER_FILE', -1.0)
 
 
 def record_touches(monkeypatch: pytest.MonkeyPatch, clock: FakeClock, seconds_each: float) -> list[tuple[str, str]]:
     """Each (thread name, path) `prefetch` touches; each touch takes `seconds_each` on the fake clock."""
     touched: list[tuple[str, str]] = []
-    original = skillshelf._prefetch._touch  # pyright: ignore[reportPrivateUsage]
+    original = skillshelf.prefetch._touch  # pyright: ignore[reportPrivateUsage]
 
     def recording(path: str) -> None:
         touched.append((threading.current_thread().name, path))
         clock.now += seconds_each
         original(path)
 
-    monkeypatch.setattr(skillshelf._prefetch, '_touch', recording)
+    monkeypatch.setattr(skillshelf.prefetch, '_touch', recording)
     return touched
 
 
@@ -166,7 +166,7 @@ def test_files_whose_frontmatter_is_cached_are_not_prefetched(
 def test_nothing_is_read_ahead_where_symlinks_cannot_be_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
 ) -> None:
-    monkeypatch.setattr(skillshelf._prefetch, 'REFUSES_SYMLINKS', False)  # as on Windows: no O_NOFOLLOW
+    monkeypatch.setattr(skillshelf.prefetch, 'REFUSES_SYMLINKS', False)  # as on Windows: no O_NOFOLLOW
     touched = record_touches(monkeypatch, clock, seconds_each=1.0)
 
     prefetch(write_files(tmp_path / 'files', 300))
@@ -183,7 +183,7 @@ class NoThreads:
 
 @pytest.mark.usefixtures('cold')
 def test_without_threads_the_files_are_looked_at_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(skillshelf._prefetch, 'ThreadPoolExecutor', NoThreads)
+    monkeypatch.setattr(skillshelf.prefetch, 'ThreadPoolExecutor', NoThreads)
     paths = write_files(tmp_path / 'files', 100)
     root = skill_library(tmp_path / 'lib', 3)
 

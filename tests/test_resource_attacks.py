@@ -24,7 +24,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
 from skillshelf import ResourceError, Skill, SkillLibrary, Skills, SkillWarning
-from skillshelf._resources import MAX_LISTED_RESOURCES, MAX_PATH_CHARACTERS, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH
+from skillshelf.resources import MAX_LISTED_RESOURCES, MAX_PATH_CHARACTERS, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH
 
 AREA = 'Resource reads'
 SECRET = 'TOP-SECRET-4242'

@@ -20,17 +20,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import skillshelf._frontmatter_cache
-import skillshelf._index_cache
-import skillshelf._library
-from skillshelf import Skill, SkillLibrary, _tokenize
-from skillshelf._array_file import read_arrays, write_arrays
-from skillshelf._bm25 import BM25Matrix
+import skillshelf.frontmatter_cache
+import skillshelf.library
+import skillshelf.ranking.cache
+from skillshelf import Skill, SkillLibrary
+from skillshelf.ranking.bm25 import BM25Matrix
 from skillshelf._gc import gc_paused
-from skillshelf._index_cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory, index_cache_path
-from skillshelf._search import RankingConfig, SearchDocument, SearchHit, SkillIndex, when_to_use_sections
-from skillshelf._semantic import HybridIndex
-from skillshelf._tokenize import decode_piece, piece_bytes, piece_terms, split_identifier, terms_of_pieces, tokenize
+from skillshelf.ranking import tokenize as _tokenize
+from skillshelf.ranking.array_file import read_arrays, write_arrays
+from skillshelf.ranking.cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory, index_cache_path
+from skillshelf.ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex, when_to_use_sections
+from skillshelf.ranking.semantic import HybridIndex
+from skillshelf.ranking.tokenize import (
+    decode_piece,
+    piece_bytes,
+    piece_terms,
+    split_identifier,
+    terms_of_pieces,
+    tokenize,
+)
 
 LIBRARY = [
     SearchDocument('pdf-forms', 'Fill in and flatten PDF forms.', body='Use pypdf to read AcroForm fields.'),
@@ -343,13 +351,13 @@ def test_prepare_search_builds_the_index_before_the_first_search(
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
     library = SkillLibrary.build(directories=[write_library(tmp_path / 'lib', 12)])
     built: list[int] = []
-    build = skillshelf._library.build_skill_index
+    build = skillshelf.library.build_skill_index
 
     def counting(skills: list[Skill[Any]]) -> SkillIndex:
         built.append(len(skills))
         return build(skills)
 
-    monkeypatch.setattr(skillshelf._library, 'build_skill_index', counting)
+    monkeypatch.setattr(skillshelf.library, 'build_skill_index', counting)
     library.prepare_search()
     assert built == [12]
     assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
@@ -394,7 +402,7 @@ def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: p
     cached_files = list(cache.glob('index-*.arrays'))
     assert len(cached_files) == 1
     with monkeypatch.context() as patch:  # nothing may be indexed again: the index comes from the file
-        patch.setattr(skillshelf._index_cache, '_document', lambda *args: pytest.fail('indexed again'))  # pyright: ignore[reportUnknownLambdaType]
+        patch.setattr(skillshelf.ranking.cache, '_document', lambda *args: pytest.fail('indexed again'))  # pyright: ignore[reportUnknownLambdaType]
         loaded = build_skill_index(skills)
     for query in ('kubernetes', 'word42', 'topic 199'):
         assert loaded.search(query, 5) == built.search(query, 5)
@@ -430,8 +438,8 @@ def test_the_garbage_collector_is_paused_while_building_and_left_as_it_was(
 ) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(tmp_path / 'cache'))
     seen_while_reading: list[bool] = []
-    parse_head = skillshelf._frontmatter_cache.parse_head  # pyright: ignore[reportPrivateImportUsage]
-    document = skillshelf._index_cache._document  # pyright: ignore[reportPrivateUsage]
+    parse_head = skillshelf.frontmatter_cache.parse_head  # pyright: ignore[reportPrivateImportUsage]
+    document = skillshelf.ranking.cache._document  # pyright: ignore[reportPrivateUsage]
 
     def reading(skill_file: Path, body_chars: int = 0) -> Any:
         seen_while_reading.append(gc.isenabled())
@@ -441,8 +449,8 @@ def test_the_garbage_collector_is_paused_while_building_and_left_as_it_was(
         seen_while_reading.append(gc.isenabled())
         return document(*args)
 
-    monkeypatch.setattr(skillshelf._frontmatter_cache, 'parse_head', reading)
-    monkeypatch.setattr(skillshelf._index_cache, '_document', indexing)
+    monkeypatch.setattr(skillshelf.frontmatter_cache, 'parse_head', reading)
+    monkeypatch.setattr(skillshelf.ranking.cache, '_document', indexing)
     was = gc.isenabled()
     (gc.enable if enabled else gc.disable)()
     try:

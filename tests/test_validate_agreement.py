@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillshelf import Skill
-from skillshelf._lint import SPEC_RULES, lint_folder
+from skillshelf.lint import SPEC_RULES, lint_folder
 
 from conftest import SAMPLE_SKILLS
 

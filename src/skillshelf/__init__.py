@@ -1,15 +1,15 @@
 """skillshelf: skills for pydantic-ai agents, loaded only when the model needs them."""
 
-from ._capability import DEFAULT_ID, Skills, import_skills
-from ._catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
-from ._discovery import SkippedSkill
-from ._errors import SkillConflictError, SkillError, SkillFormatError, SkillWarning
-from ._library import SkillLibrary
-from ._resources import ResourceError
-from ._search import SearchHit
-from ._semantic import Encoder, SemanticUnavailableError
-from ._skill import Skill
-from ._toolset import SkillMatch
+from .capability.catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
+from .capability.meta_tools import SkillMatch
+from .capability.skills import DEFAULT_ID, Skills, import_skills
+from .discovery import SkippedSkill
+from .errors import SkillConflictError, SkillError, SkillFormatError, SkillWarning
+from .library import SkillLibrary
+from .ranking.lexical import SearchHit
+from .ranking.semantic import Encoder, SemanticUnavailableError
+from .resources import ResourceError
+from .skill import Skill
 
 __all__ = (
     'DEFAULT_CATALOG_BUDGET',

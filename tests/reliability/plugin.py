@@ -114,7 +114,9 @@ def _test_name(case: Case) -> str:
 
 
 def _limits() -> list[tuple[str, int]]:
-    from skillshelf import _markdown, _resources, _toolset
+    from skillshelf import resources as _resources
+    from skillshelf.capability import meta_tools as _toolset
+    from skillshelf.markdown import frontmatter as _markdown
 
     return [
         ('`SKILL.md` file size, bytes (larger files are skipped)', _markdown.MAX_SKILL_FILE_BYTES),

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from ._files import REFUSES_SYMLINKS, open_regular_file
+from .files import REFUSES_SYMLINKS, open_regular_file
 
 __all__ = ('prefetch', 'stat_each', 'stat_or_none')
 

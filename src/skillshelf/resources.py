@@ -16,8 +16,8 @@ import unicodedata
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
-from ._files import NotRegularFileError, open_regular_file
-from ._markdown import SKILL_FILE
+from .files import NotRegularFileError, open_regular_file
+from .markdown.frontmatter import SKILL_FILE
 
 MAX_RESOURCE_BYTES = 256 * 1024
 """A resource larger than this is described, not returned: it would flood the model's context."""

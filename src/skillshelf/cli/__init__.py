@@ -15,7 +15,7 @@ MISSING_EXTRA = (
 def main() -> None:
     """Run the command line (the `skillshelf` console script and `python -m skillshelf`)."""
     try:
-        from ._app import app
+        from .app import app
     except ImportError as error:
         if (error.name or '').split('.')[0] not in {'typer', 'rich', 'click'}:
             raise

@@ -16,9 +16,9 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
-from .._capability import Skills
-from .._lint import CHARACTERS_PER_TOKEN
-from .._toolset import META_TOOL_NAMES
+from ..capability.meta_tools import META_TOOL_NAMES
+from ..capability.skills import Skills
+from ..lint import CHARACTERS_PER_TOKEN
 
 __all__ = ('Capture', 'Size', 'replay', 'size_of', 'tool_json')
 

@@ -20,9 +20,9 @@ from typing import Any, cast
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from ._errors import SkillFormatError, SkillWarning
-from ._files import REFUSES_SYMLINKS, SYMLINK_REFUSED_ERRNOS, NotRegularFileError, open_regular_file
-from ._flat_yaml import flat_mapping
+from ..errors import SkillFormatError, SkillWarning
+from ..files import REFUSES_SYMLINKS, SYMLINK_REFUSED_ERRNOS, NotRegularFileError, open_regular_file
+from .flat_yaml import flat_mapping
 
 SKILL_FILE = 'SKILL.md'
 DELIMITER = '---'

@@ -18,20 +18,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from .._capability import Skills, import_skills
-from .._catalog import DEFAULT_CATALOG_BUDGET
-from .._discovery import SkippedSkill
-from .._errors import SkillError, SkillWarning
-from .._index_cache import CACHE_MIN_SKILLS, cache_directory, index_cache_path
-from .._library import SkillLibrary
-from .._lint import SkillReport, lint_directories
-from .._resources import ResourceError
-from .._semantic import SearchMode
-from .._skill import Skill
-from .._toolset import MAX_SEARCH_LIMIT, META_TOOL_NAMES, SkillMatch
-from ._eval import EvalFileError, EvalReport, evaluate, read_cases
-from ._probe import Size, replay, size_of, skill_tools, tool_json, tools_size
-from ._render import emit_json, err, fail, out, score_bar, shorten, size_json, size_text
+from ..capability.catalog import DEFAULT_CATALOG_BUDGET
+from ..capability.meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, SkillMatch
+from ..capability.skills import Skills, import_skills
+from ..discovery import SkippedSkill
+from ..errors import SkillError, SkillWarning
+from ..library import SkillLibrary
+from ..lint import SkillReport, lint_directories
+from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory, index_cache_path
+from ..ranking.semantic import SearchMode
+from ..resources import ResourceError
+from ..skill import Skill
+from .eval import EvalFileError, EvalReport, evaluate, read_cases
+from .probe import Size, replay, size_of, skill_tools, tool_json, tools_size
+from .render import emit_json, err, fail, out, score_bar, shorten, size_json, size_text
 
 app = typer.Typer(
     name='skillshelf',

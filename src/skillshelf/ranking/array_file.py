@@ -16,7 +16,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from ._files import write_atomically
+from ..files import write_atomically
 
 __all__ = ('read_arrays', 'write_arrays')
 

@@ -13,9 +13,9 @@ from pydantic_ai import Tool
 from pydantic_ai.tools import AgentDepsT, ToolFuncEither
 from pydantic_ai.toolsets import FunctionToolset
 
-from ._errors import SkillFormatError
-from ._markdown import SKILL_FILE, BodyStart, Frontmatter, name_problem, read_body, read_frontmatter
-from ._resources import ResourceError, list_folder_resources, read_folder_resource, safe_relative_path
+from .errors import SkillFormatError
+from .markdown.frontmatter import SKILL_FILE, BodyStart, Frontmatter, name_problem, read_body, read_frontmatter
+from .resources import ResourceError, list_folder_resources, read_folder_resource, safe_relative_path
 
 __all__ = ('FileStamp', 'Skill', 'file_stamp', 'folder_of', 'folder_skill')
 

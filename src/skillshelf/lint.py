@@ -17,8 +17,8 @@ from typing import Any, Literal, cast
 
 import yaml
 
-from ._errors import SkillFormatError, SkillWarning
-from ._markdown import (
+from .errors import SkillFormatError, SkillWarning
+from .markdown.frontmatter import (
     DELIMITER,
     KNOWN_FIELDS,
     MAX_COMPATIBILITY_LENGTH,
@@ -27,7 +27,7 @@ from ._markdown import (
     SKILL_FILE,
     name_problem,
 )
-from ._skill import Skill
+from .skill import Skill
 
 __all__ = ('SPEC_RULES', 'Finding', 'SkillReport', 'lint_directories', 'lint_folder')
 

@@ -24,8 +24,8 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ._bm25 import BM25Matrix, IntArray, SmallIntArray
-from ._tokenize import decode_piece, piece_bytes, split_identifier, terms_of_pieces, tokenize
+from .bm25 import BM25Matrix, IntArray, SmallIntArray
+from .tokenize import decode_piece, piece_bytes, split_identifier, terms_of_pieces, tokenize
 
 __all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex')
 

@@ -34,14 +34,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._array_file import read_arrays, write_arrays
-from ._bm25 import BM25Matrix
-from ._errors import SkillError, SkillFormatError
-from ._files import write_atomically
-from ._gc import gc_paused
-from ._markdown import SKILL_FILE
-from ._search import RankingConfig, SearchDocument, SkillIndex
-from ._semantic import (
+from .._gc import gc_paused
+from ..errors import SkillError, SkillFormatError
+from ..files import write_atomically
+from ..markdown.frontmatter import SKILL_FILE
+from ..skill import FileStamp, Skill, file_stamp, folder_of
+from .array_file import read_arrays, write_arrays
+from .bm25 import BM25Matrix
+from .lexical import RankingConfig, SearchDocument, SkillIndex
+from .semantic import (
     DEFAULT_HYBRID_THRESHOLD,
     DEFAULT_LEXICAL_WEIGHT,
     Encoder,
@@ -50,7 +51,6 @@ from ._semantic import (
     shared_encoder,
     unit_rows,
 )
-from ._skill import FileStamp, Skill, file_stamp, folder_of
 
 __all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_directory', 'index_cache_path')
 

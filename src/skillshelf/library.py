@@ -10,14 +10,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
-from ._discovery import Fingerprint, SkippedSkill, discover, fingerprint
-from ._errors import SkillConflictError, SkillError, SkillWarning
 from ._gc import gc_paused
-from ._index_cache import SearchEngine, build_skill_index
-from ._markdown import SKILL_FILE
-from ._search import SearchHit, SkillIndex
-from ._semantic import DEFAULT_LEXICAL_WEIGHT, SEARCH_MODES, Encoder, HybridIndex, SearchMode, check_available
-from ._skill import Skill, folder_of
+from .discovery import Fingerprint, SkippedSkill, discover, fingerprint
+from .errors import SkillConflictError, SkillError, SkillWarning
+from .markdown.frontmatter import SKILL_FILE
+from .ranking.cache import SearchEngine, build_skill_index
+from .ranking.lexical import SearchHit, SkillIndex
+from .ranking.semantic import DEFAULT_LEXICAL_WEIGHT, SEARCH_MODES, Encoder, HybridIndex, SearchMode, check_available
+from .skill import Skill, folder_of
 
 __all__ = ('SkillLibrary', 'SkippedSkill')
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._errors import SkillFormatError
-from ._frontmatter_cache import FrontmatterCache
 from ._gc import gc_paused
-from ._markdown import SKILL_FILE, parse_head, warn_notes
-from ._prefetch import prefetch, stat_each, stat_or_none
-from ._resources import ResourceError, skill_root
-from ._search import RankingConfig
-from ._skill import Skill, file_stamp, folder_skill
+from .errors import SkillFormatError
+from .frontmatter_cache import FrontmatterCache
+from .markdown.frontmatter import SKILL_FILE, parse_head, warn_notes
+from .prefetch import prefetch, stat_each, stat_or_none
+from .ranking.lexical import RankingConfig
+from .resources import ResourceError, skill_root
+from .skill import Skill, file_stamp, folder_skill
 
 
 @dataclass(frozen=True)

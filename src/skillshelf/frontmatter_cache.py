@@ -22,9 +22,9 @@ from typing import Any, cast
 
 import pydantic_core
 
-from ._files import write_atomically
-from ._index_cache import CACHE_MIN_SKILLS, cache_directory
-from ._markdown import BodyStart, Frontmatter, name_problem, parse_head
+from .files import write_atomically
+from .markdown.frontmatter import BodyStart, Frontmatter, name_problem, parse_head
+from .ranking.cache import CACHE_MIN_SKILLS, cache_directory
 
 __all__ = ('FrontmatterCache',)
 

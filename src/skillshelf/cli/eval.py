@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from .._library import SkillLibrary
-from .._markdown import SKILL_FILE
-from .._toolset import MAX_QUERY_CHARACTERS
+from ..capability.meta_tools import MAX_QUERY_CHARACTERS
+from ..library import SkillLibrary
+from ..markdown.frontmatter import SKILL_FILE
 
 __all__ = ('EvalCase', 'EvalReport', 'Miss', 'SkillScore', 'evaluate', 'read_cases')
 

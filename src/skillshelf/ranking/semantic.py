@@ -25,8 +25,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ._errors import SkillError
-from ._search import RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
+from ..errors import SkillError
+from .lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
 
 __all__ = (
     'DEFAULT_LEXICAL_WEIGHT',
@@ -62,7 +62,7 @@ MISSING_EXTRA = (
     'no PyTorch); the default lexical search needs none of them'
 )
 
-_VOCABULARY = Path(__file__).parent / '_data' / 'minilm-vocab.txt.gz'
+_VOCABULARY = Path(__file__).parent.parent / '_data' / 'minilm-vocab.txt.gz'
 """The model's WordPiece vocabulary (see `_data/README.md`): the weights package ships no tokenizer."""
 _MAX_PIECES = 256
 """all-MiniLM-L6-v2 was trained on texts of up to 256 word pieces; longer ones are cut there."""

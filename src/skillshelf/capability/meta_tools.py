@@ -15,12 +15,12 @@ from typing import Any
 from pydantic_ai import ToolReturn
 from pydantic_ai.toolsets import FunctionToolset
 
-from ._catalog import one_line
-from ._errors import SkillFormatError
-from ._history import meta_tool_tag, state_change
-from ._library import SkillLibrary
-from ._resources import ResourceError, shown
-from ._skill import Skill
+from ..errors import SkillFormatError
+from ..library import SkillLibrary
+from ..resources import ResourceError, shown
+from ..skill import Skill
+from .catalog import one_line
+from .history import meta_tool_tag, state_change
 
 MAX_QUERY_CHARACTERS = 1000
 """Longer queries are cut: the ranking needs keywords, not documents."""

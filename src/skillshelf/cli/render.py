@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ._probe import Size
+from .probe import Size
 
 
 def out() -> Console:

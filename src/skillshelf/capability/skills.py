@@ -15,13 +15,13 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolCallPart, ToolR
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
-from ._catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
-from ._errors import SkillError
-from ._history import loaded_from_history, record_of, skill_tool_tag, tag_of
-from ._library import SkillLibrary
-from ._semantic import DEFAULT_LEXICAL_WEIGHT, Encoder, SearchMode
-from ._skill import Skill
-from ._toolset import META_TOOL_NAMES, SkillMatch, build_meta_toolset
+from ..errors import SkillError
+from ..library import SkillLibrary
+from ..ranking.semantic import DEFAULT_LEXICAL_WEIGHT, Encoder, SearchMode
+from ..skill import Skill
+from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
+from .history import loaded_from_history, record_of, skill_tool_tag, tag_of
+from .meta_tools import META_TOOL_NAMES, SkillMatch, build_meta_toolset
 
 __all__ = ('DEFAULT_ID', 'Skills')
 
