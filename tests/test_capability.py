@@ -48,7 +48,10 @@ def test_calling_a_hidden_tool_never_runs_its_body(make_script: Callable[..., Sc
 
     assert forecast_calls == []
     [refusal] = tool_returns(messages, 'get_forecast')
-    assert refusal.startswith("Unknown tool name: 'get_forecast'")
+    assert refusal == (
+        "The tool 'get_forecast' belongs to the skill 'weather', which is not loaded, so it did not run. "
+        "Call `load_skill` with 'weather' first; its tools can be called from your next response."
+    )
 
 
 def test_load_skill_returns_instructions_tools_and_resources(make_script: Callable[..., Script]) -> None:
@@ -411,3 +414,52 @@ def test_a_skill_can_use_an_existing_toolset_or_a_list_of_tools(make_script: Cal
     assert tool_returns(messages, 'distance') == ['Oslo-Bergen: 500 km']
     assert tool_returns(messages, 'elevation') == ['Oslo: 1,000 m']
     assert (geo.toolset.id, terrain.toolset.id) == ('geo.tools', 'skillshelf.terrain')
+
+
+def test_a_tool_added_to_a_python_skill_after_construction_works_once_loaded(
+    make_script: Callable[..., Script],
+) -> None:
+    clock = Skill('clock', 'Tells the time in a city.')
+    capability = Skills(skills=[clock])
+
+    @clock.tool_plain
+    def ping(city: str) -> str:
+        return f'{city}: 12:00'
+
+    script = make_script([call('load_skill', name='clock')], [call('ping', city='Oslo')], [TextPart('done')])
+    messages = run(script, capability)
+
+    [loaded] = tool_returns(messages, 'load_skill')
+    assert 'Tools available from your next response: ping.' in loaded
+    assert tool_returns(messages, 'ping') == ['Oslo: 12:00']
+    assert script.requests[1].tools == sorted(['ping', *META])
+
+
+def test_a_tool_added_after_construction_that_clashes_is_refused_at_the_next_run(
+    make_script: Callable[..., Script],
+) -> None:
+    first, second = Skill('first', 'The first skill.'), Skill('second', 'The second skill.')
+    capability = Skills(skills=[first, second])
+
+    @first.tool_plain
+    def lookup() -> str:
+        return 'first'
+
+    @second.tool_plain(name='lookup')
+    def second_lookup() -> str:
+        return 'second'
+
+    with pytest.raises(SkillConflictError, match="skills 'first' and 'second' both have a tool named 'lookup'"):
+        run(make_script([TextPart('done')]), capability)
+
+
+def test_a_tool_added_to_a_folder_skill_after_construction_is_never_announced(
+    make_script: Callable[..., Script],
+) -> None:
+    capability = Skills(SAMPLE_SKILLS)
+    capability.library.skills['csv-analysis'].toolset.add_function(lambda: 'late', name='late_tool')
+    script = make_script([call('load_skill', name='csv-analysis')], [TextPart('done')])
+    [loaded] = tool_returns(run(script, capability), 'load_skill')
+
+    assert 'late_tool' not in loaded
+    assert script.requests[1].tools == META

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_ai import Agent
-from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     ModelResponsePart,
@@ -29,6 +29,7 @@ from reliability.ledger import case, example
 
 from skillshelf import Skills
 from skillshelf.capability.history import loaded_from_history
+from skillshelf.capability.refusals import sanitized
 
 from conftest import META
 from skill_fixtures import currency, forecast_calls, weather
@@ -166,10 +167,13 @@ def test_a_skill_tool_called_in_the_same_response_as_its_load_is_retried_and_the
 
     assert outcome.output == 'done'
     early = outcome.reply('early')
-    assert early.startswith('{"error":"Unknown tool name: \'get_forecast\'.')
+    assert early == (
+        "{\"error\":\"The tool 'get_forecast' was called before its skill 'weather' was loaded, so it did not run. "
+        "'weather' is loaded now: call 'get_forecast' again.\"}"
+    )
     assert outcome.reply('again') == 'Oslo: sunny, 21 °C, for the next 3 days'
     assert forecast_calls == ['Oslo'], 'the early call never ran the tool body'
-    case(AREA, "calling a skill's tool in the same response as its `load_skill`", f'pydantic-ai retry: {early}')
+    case(AREA, "calling a skill's tool in the same response as its `load_skill`", f'not charged: {early}')
 
 
 def test_a_tool_called_with_its_load_then_with_bad_arguments_still_finishes() -> None:
@@ -212,21 +216,72 @@ def test_a_tool_called_before_its_skill_was_loaded_is_refunded_once_loaded() -> 
     )
 
 
-def test_a_model_that_keeps_calling_a_hidden_tool_without_loading_still_hits_the_budget() -> None:
-    with pytest.raises(UnexpectedModelBehavior, match="Tool 'get_forecast' exceeded max retries count of 1"):
-        play([[call('get_forecast', 'one', {'city': 'Oslo'})], [call('get_forecast', 'two', {'city': 'Oslo'})]])
+@pytest.mark.parametrize('responses', [2, 3, 6])
+def test_a_model_that_keeps_calling_a_hidden_tool_is_steered_and_the_run_finishes(responses: int) -> None:
+    outcome = play([[call('get_forecast', f'call-{n}', {'city': 'Oslo'})] for n in range(responses)])
+
+    assert outcome.output == 'done'
+    assert forecast_calls == []
+    for n in range(responses):
+        assert "Call `load_skill` with 'weather' first" in outcome.reply(f'call-{n}')
     case(
         AREA,
-        'a model that keeps calling a hidden tool and never loads its skill',
-        "no refund: pydantic-ai's retry budget ends the run (UnexpectedModelBehavior) instead of looping",
+        f'a model that calls a hidden tool in {responses} consecutive responses and never loads its skill',
+        'each refusal names the skill to load and is not charged to the retry budget; the run finishes',
     )
+
+
+@pytest.mark.parametrize(
+    ('tool', 'args'),
+    [
+        ('load_skill', {'nme': 'weather'}),
+        ('load_skill', 'not json'),
+        ('search_skills', {'query': 'x', 'limit': 'many'}),
+        ('read_skill_resource', {'name': 'weather'}),
+    ],
+)
+def test_malformed_meta_tool_calls_in_many_consecutive_responses_never_end_the_run(
+    tool: str, args: dict[str, Any] | str
+) -> None:
+    outcome = play([[call(tool, f'bad-{n}', args)] for n in range(6)])
+
+    assert outcome.output == 'done'
+    assert all(outcome.retried(f'bad-{n}') for n in range(6))
+    case(AREA, f'malformed `{tool}` arguments in 6 consecutive responses', 'each one answered; the run finishes')
+
+
+@pytest.mark.parametrize(
+    ('tool', 'args'),
+    [
+        ('load_skill', '{"name": "\\ud800"}'),
+        ('search_skills', '{"query": "\\ud800 weather", "limit": "\\udfff"}'),
+        ('read_skill_resource', '{"name": "weather", "path": "sub/\\udc80.md"}'),
+        ('unload_skill', '{"name": "\\ud83d"}'),
+    ],
+)
+def test_lone_surrogates_in_arguments_never_reach_a_reply_or_the_history(tool: str, args: str) -> None:
+    outcome = play([[call('load_skill', 'load', {'name': 'weather'})], [call(tool, 'odd', args)]])
+
+    assert outcome.output == 'done'
+    assert ModelMessagesTypeAdapter.dump_json(outcome.messages)  # the whole history still serialises
+    outcome.reply('odd').encode('utf-8')
+    case(AREA, f'a lone surrogate (JSON escape) in `{tool}` arguments', f'answered: {outcome.reply("odd")[:80]}…')
+
+
+def test_arguments_with_lone_surrogates_are_cleaned_before_any_meta_tool_sees_them() -> None:
+    assert sanitized({'name': '\ud800x', 'tags': ['\udfff'], '\udc80': 1}) == {
+        'name': '\ufffdx',
+        'tags': ['\ufffd'],
+        '\ufffd': 1,
+    }
+    assert sanitized({'query': 'plain', 'limit': 3}) == {'query': 'plain', 'limit': 3}
 
 
 def test_a_skill_tool_called_before_any_load_never_runs() -> None:
     outcome = play([[call('convert', 'early', {'amount': 1, 'source': 'EUR', 'target': 'USD'})]])
 
     assert outcome.output == 'done'
-    assert outcome.reply('early').startswith('{"error":"Unknown tool name: \'convert\'.')
+    assert outcome.reply('early').startswith("{\"error\":\"The tool 'convert' belongs to the skill 'currency'")
     case(AREA, "calling a skill's tool before loading the skill", f'retry, tool body not run: {outcome.reply("early")}')
 
 
@@ -241,7 +296,7 @@ def test_a_skill_tool_called_after_unload_never_runs() -> None:
 
     assert outcome.output == 'done'
     assert forecast_calls == []
-    assert outcome.reply('late').startswith('{"error":"Unknown tool name: \'get_forecast\'.')
+    assert outcome.reply('late').startswith("{\"error\":\"The tool 'get_forecast' belongs to the skill 'weather'")
     case(AREA, "calling a skill's tool after unloading it", f'retry, tool body not run: {outcome.reply("late")}')
 
 
@@ -298,8 +353,7 @@ def test_malformed_arguments_get_a_validation_retry_and_the_run_finishes(
     assert outcome.output == 'done'
     reply = outcome.reply('bad')
     assert outcome.retried('bad')
-    assert reply.startswith('{"error":[{"type":')
-    assert '"msg":' in reply
+    assert reply.startswith(f'{{"error":"The arguments of `{tool}` are not valid (')
     case(AREA, name, f'validation retry, the run goes on: {reply}')
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ('SkillConflictError', 'SkillError', 'SkillFormatError', 'SkillWarning')
+__all__ = ('ResourceError', 'SkillConflictError', 'SkillError', 'SkillFormatError', 'SkillWarning')
 
 
 class SkillError(Exception):
@@ -24,6 +24,10 @@ class SkillFormatError(SkillError):
 
 class SkillConflictError(SkillError):
     """Two skills share a name, or two skills expose the same tool name."""
+
+
+class ResourceError(SkillError):
+    """A skill's file cannot be read; the message is written for the model."""
 
 
 class SkillWarning(UserWarning):

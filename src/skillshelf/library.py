@@ -19,7 +19,7 @@ from .ranking.lexical import SearchHit, SkillIndex
 from .ranking.semantic import DEFAULT_LEXICAL_WEIGHT, SEARCH_MODES, Encoder, HybridIndex, SearchMode, check_available
 from .skill import Skill, folder_of
 
-__all__ = ('SkillLibrary', 'SkippedSkill')
+__all__ = ('SkillLibrary', 'SkippedSkill', 'check_tool_names')
 
 
 @dataclass
@@ -207,7 +207,7 @@ class _Sources:
             skipped.extend(found.skipped)
             for skill in found.skills:
                 _add_directory_skill(by_name, skipped, skill)
-        _check_tool_names(by_name.values(), set(self.reserved_tool_names))
+        check_tool_names(by_name.values(), set(self.reserved_tool_names))
         library = SkillLibrary(by_name, skipped)
         library._sources = replace(self, fingerprint=tuple(signature))  # pyright: ignore[reportPrivateUsage]
         return library
@@ -251,7 +251,12 @@ def _add_directory_skill(by_name: dict[str, Skill[Any]], skipped: list[SkippedSk
         )
 
 
-def _check_tool_names(skills: Iterable[Skill[Any]], reserved: set[str]) -> None:
+def check_tool_names(skills: Iterable[Skill[Any]], reserved: set[str]) -> None:
+    """Refuse a tool name that two skills share, or that a meta-tool (`reserved`) has.
+
+    Raises:
+        SkillConflictError: naming the skills and the tool.
+    """
     owners: dict[str, str] = {}
     for skill in skills:
         for tool_name in skill.tool_names:

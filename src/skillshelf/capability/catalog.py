@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ('CatalogEntry', 'one_line', 'render_catalog')
+from .._text import one_line
+
+__all__ = ('CatalogEntry', 'render_catalog')
 
 DEFAULT_CATALOG_BUDGET = 3000
 """Characters the catalog may use by default; about 750 tokens."""
@@ -62,12 +64,3 @@ def _header(count: int) -> str:
 
 def _bulleted(entries: Sequence[CatalogEntry], width: int) -> str:
     return '\n'.join(f'- {entry.name}: {one_line(entry.description, width)}' for entry in entries)
-
-
-def one_line(text: str, width: int) -> str:
-    """`text` on one line, cut at a word boundary with `…` when it is longer than `width` characters."""
-    line = ' '.join(text.split())
-    if len(line) <= width:
-        return line
-    cut = line[: width - 1].rsplit(' ', 1)[0]
-    return cut.rstrip(' ,.;:') + '…'

@@ -15,11 +15,11 @@ from typing import Any
 from pydantic_ai import ToolReturn
 from pydantic_ai.toolsets import FunctionToolset
 
+from .._text import one_line, shown
 from ..errors import SkillFormatError
 from ..library import SkillLibrary
-from ..resources import ResourceError, shown
+from ..resources import ResourceError
 from ..skill import Skill
-from .catalog import one_line
 from .history import meta_tool_tag, state_change
 
 MAX_QUERY_CHARACTERS = 1000
@@ -44,8 +44,13 @@ class SkillMatch:
     """Whether the skill is already loaded."""
 
 
-def build_meta_toolset(library: SkillLibrary, capability_id: str, default_limit: int) -> FunctionToolset[Any]:
-    """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`."""
+def build_meta_toolset(
+    library: SkillLibrary, capability_id: str, default_limit: int, with_tools: set[str]
+) -> FunctionToolset[Any]:
+    """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`.
+
+    `with_tools` names the skills whose tools the capability registered: only theirs are announced on load.
+    """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'search'))
@@ -82,7 +87,8 @@ def build_meta_toolset(library: SkillLibrary, capability_id: str, default_limit:
             problem = error.problem if isinstance(error, SkillFormatError) else (error.strerror or 'unreadable')
             return f'The skill {name!r} can no longer be read ({problem}). Use another skill or carry on without it.'
         return ToolReturn(
-            _loaded_text(skill, instructions, resources), metadata=state_change(capability_id, 'load', name)
+            _loaded_text(skill, instructions, resources, skill.name in with_tools),
+            metadata=state_change(capability_id, 'load', name),
         )
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'unload'))
@@ -133,9 +139,9 @@ def _match(skill: Skill[Any], score: float) -> SkillMatch:
     return SkillMatch(skill.name, one_line(skill.description, _RESULT_DESCRIPTION), score)
 
 
-def _loaded_text(skill: Skill[Any], instructions: str, resources: list[str]) -> str:
+def _loaded_text(skill: Skill[Any], instructions: str, resources: list[str], has_tools: bool) -> str:
     lines = [f'Loaded skill {skill.name!r}.']
-    if skill.tool_names:
+    if has_tools and skill.tool_names:
         lines.append(f'Tools available from your next response: {", ".join(skill.tool_names)}.')
     if resources:
         lines.append(f'Files (read with `read_skill_resource`): {", ".join(resources)}.')

@@ -3,27 +3,31 @@
 from __future__ import annotations
 
 import copy
-import importlib
-from collections.abc import Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
-from pydantic_ai import RunContext, ToolReturn
+from pydantic import ValidationError
+from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler, durable_operation
-from pydantic_ai.messages import ModelMessage, ModelRequest, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
+from .._imports import import_object
 from ..errors import SkillError
-from ..library import SkillLibrary
+from ..library import SkillLibrary, check_tool_names
 from ..ranking.semantic import DEFAULT_LEXICAL_WEIGHT, Encoder, SearchMode
 from ..skill import Skill
 from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
-from .history import loaded_from_history, record_of, skill_tool_tag, tag_of
-from .meta_tools import META_TOOL_NAMES, SkillMatch, build_meta_toolset
+from .history import loaded_from_history, skill_tool_tag, tag_of
+from .meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, build_meta_toolset
+from .refusals import describe_problems, explain_hidden_tool_refusals, forgive, invalid_arguments_message, sanitized
+from .state import LoadState
 
-__all__ = ('DEFAULT_ID', 'Skills')
+__all__ = ('DEFAULT_ID', 'Skills', 'import_skills')
 
 DEFAULT_ID = 'skillshelf'
 """The capability id unless you pass another; one `Skills` per agent merges into it."""
@@ -40,13 +44,16 @@ class Skills(AbstractCapability[AgentDepsT]):
     ```python
     agent = Agent('openai:gpt-5.2', capabilities=[Skills(skills=[weather], directories=['skills'])])
     ```
+
+    Every option can also be given in an agent spec (YAML/JSON), where `skills` and `encoder` are import paths
+    such as `'myapp.skills:weather'`.
     """
 
     directories: str | Path | Sequence[str | Path] = ()
     """Library directories: each holds skill folders (or is one). Earlier directories win name clashes."""
     _: KW_ONLY
-    skills: Sequence[Skill[AgentDepsT]] = ()
-    """Skills defined in Python."""
+    skills: Sequence[Skill[AgentDepsT]] | Sequence[str] | str = ()
+    """Skills defined in Python, or import paths naming a `Skill` or a list of them (`'myapp.skills:weather'`)."""
     id: str | None = DEFAULT_ID
     """Capability id; also tags the tools and history records this capability owns."""
     catalog_budget: int = DEFAULT_CATALOG_BUDGET
@@ -57,8 +64,9 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Raise on any broken or shadowed skill folder instead of skipping it with a warning."""
     search: SearchMode = 'lexical'
     """How `search_skills` ranks: `'lexical'` (BM25) or `'hybrid'` (BM25 plus embeddings, see `encoder`)."""
-    encoder: Encoder | None = None
-    """Hybrid search's embedding model (texts → L2-normalised rows); default: the `[semantic]` extra's MiniLM."""
+    encoder: Encoder | str | None = None
+    """Hybrid search's embedding model (texts → L2-normalised rows), or its import path; default: the `[semantic]`
+    extra's model."""
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     """Hybrid only: the lexical score's share (0–1); the embedding similarity gets the rest."""
     auto_reload: bool = True
@@ -70,33 +78,34 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Every skill available to the model (built at construction)."""
     _catalog: str = field(init=False, repr=False, compare=False)
     _toolset: AbstractToolset[AgentDepsT] = field(init=False, repr=False, compare=False)
-    _loaded: list[str] = field(default_factory=list[str], init=False, repr=False, compare=False)
-    _refunded: set[str] = field(default_factory=set[str], init=False, repr=False, compare=False)
+    _tool_count: int = field(default=0, init=False, repr=False, compare=False)
+    _state: LoadState = field(default_factory=LoadState, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.id = self.id or DEFAULT_ID
-        if isinstance(self.directories, (str, Path)):
-            self.directories = (self.directories,)
+        self._check_options()
+        skills = _resolve_skills(self.skills)
+        encoder = _import_encoder(self.encoder) if isinstance(self.encoder, str) else self.encoder
         self.library = SkillLibrary.build(
-            self.skills,
-            list(self.directories),
+            skills,
+            _directories(self.directories),
             strict=self.strict,
             reserved_tool_names=META_TOOL_NAMES,
             search=self.search,
-            encoder=self.encoder,
+            encoder=encoder,
             lexical_weight=self.lexical_weight,
         )
         self.search = self.library.search_mode
         self._catalog = self._render_catalog()
+        # Every Python skill's toolset is registered, even an empty one, so a tool added to a skill after this
+        # point is callable once the skill is loaded (its name is checked for clashes at the next run).
+        with_tools = [skill for skill in self.library.skills.values() if skill.folder is None or skill.tool_names]
+        self._tool_count = _count_tools(with_tools)
         # Built once and shared by every run's clone: durable engines require toolsets that exist at construction.
         self._toolset = CombinedToolset[AgentDepsT](
             [
-                build_meta_toolset(self.library, self.id, self.search_limit),
-                *(
-                    skill.toolset.with_metadata(**skill_tool_tag(self.id, skill.name))
-                    for skill in self.library.skills.values()
-                    if skill.tool_names
-                ),
+                build_meta_toolset(self.library, self.id, self.search_limit, {skill.name for skill in with_tools}),
+                *(skill.toolset.with_metadata(**skill_tool_tag(self.id, skill.name)) for skill in with_tools),
             ]
         )
 
@@ -108,57 +117,16 @@ class Skills(AbstractCapability[AgentDepsT]):
     @property
     def loaded(self) -> list[str]:
         """Skills loaded in this run, in load order (empty on the agent-level instance)."""
-        return list(self._loaded)
-
-    @classmethod
-    def from_spec(
-        cls,
-        directories: str | Sequence[str] = (),
-        *,
-        skills: str | Sequence[str] = (),
-        id: str = DEFAULT_ID,
-        catalog_budget: int = DEFAULT_CATALOG_BUDGET,
-        search_limit: int = 5,
-        strict: bool = False,
-        search: SearchMode = 'lexical',
-        encoder: str | None = None,
-        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
-        auto_reload: bool = True,
-    ) -> Skills[Any]:
-        """Build from an agent spec: `directories` are paths, `skills` are import paths like `'myapp.skills:weather'`.
-
-        An import path may name one `Skill` or a list of them. `encoder` is the import path of an embedding
-        function (`'myapp.embeddings:encode'`) for hybrid search.
-        """
-        return cls(
-            _string_list('directories', directories),
-            skills=[skill for path in _string_list('skills', skills) for skill in import_skills(path)],
-            id=id,
-            catalog_budget=catalog_budget,
-            search_limit=search_limit,
-            strict=strict,
-            search=search,
-            encoder=None if encoder is None else _import_encoder(encoder),
-            lexical_weight=lexical_weight,
-            auto_reload=auto_reload,
-        )
+        return list(self._state.loaded)
 
     @classmethod
     def combine(cls, capabilities: Sequence[AbstractCapability[AgentDepsT]]) -> AbstractCapability[AgentDepsT]:
         """Merge several `Skills` with one id into one library: directories and skills in order, options from the last."""
         parts = cast('Sequence[Skills[AgentDepsT]]', capabilities)
-        last = parts[-1]
-        return cls(
-            [directory for part in parts for directory in cast('Sequence[str | Path]', part.directories)],
-            skills=[skill for part in parts for skill in part.skills],
-            id=last.id,
-            catalog_budget=last.catalog_budget,
-            search_limit=last.search_limit,
-            strict=last.strict,
-            search=last.search,
-            encoder=last.encoder,
-            lexical_weight=last.lexical_weight,
-            auto_reload=last.auto_reload,
+        return replace(
+            parts[-1],
+            directories=[directory for part in parts for directory in _directories(part.directories)],
+            skills=cast('list[str]', [skill for part in parts for skill in _skill_list(part.skills)]),
         )
 
     def get_instructions(self) -> str:
@@ -172,6 +140,20 @@ class Skills(AbstractCapability[AgentDepsT]):
     def _render_catalog(self) -> str:
         entries = [CatalogEntry(skill.name, skill.description) for skill in self.library.skills.values()]
         return render_catalog(entries, self.catalog_budget)
+
+    def _check_options(self) -> None:
+        """Spec values arrive unvalidated, so a mistake is caught here with the option's name."""
+        for option in ('catalog_budget', 'search_limit'):
+            value = getattr(self, option)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise SkillError(f'the `{option}` option of Skills must be a whole number, not {value!r}')
+        if not 1 <= self.search_limit <= MAX_SEARCH_LIMIT:
+            raise SkillError(f'the `search_limit` option of Skills must be from 1 to {MAX_SEARCH_LIMIT}')
+        for option in ('strict', 'auto_reload'):
+            if not isinstance(getattr(self, option), bool):
+                raise SkillError(
+                    f'the `{option}` option of Skills must be true or false, not {getattr(self, option)!r}'
+                )
 
     @durable_operation(name='refresh_library')
     async def _refresh_library(self, ctx: RunContext[AgentDepsT]) -> str | None:
@@ -191,38 +173,86 @@ class Skills(AbstractCapability[AgentDepsT]):
         catalog = await self._refresh_library(ctx) if self.auto_reload else None
         if catalog is not None:
             self._catalog = catalog
+        self._check_new_tools()
         clone = copy.copy(self)  # not dataclasses.replace(): that would rebuild the library and toolsets
         known = self.library.skills
-        clone._loaded = [name for name in loaded_from_history(ctx.messages, self.capability_id) if name in known]
-        clone._refunded = set()
+        clone._state = LoadState(
+            [name for name in loaded_from_history(ctx.messages, self.capability_id) if name in known]
+        )
         return clone
 
+    def _check_new_tools(self) -> None:
+        """Tools added to Python skills since construction must not clash with others (or with a meta-tool)."""
+        count = _count_tools(self.library.skills.values())
+        if count != self._tool_count:
+            check_tool_names(self.library.skills.values(), set(META_TOOL_NAMES))
+            self._tool_count = count
+
     async def prepare_tools(self, ctx: RunContext[AgentDepsT], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
-        """Hide the tools of skills that are not loaded; every other tool passes untouched."""
-        self._refund_early_calls(ctx, tool_defs)
-        return [tool_def for tool_def in tool_defs if self._is_visible(tool_def)]
+        """Hide the tools of skills that are not loaded; every other tool passes untouched.
 
-    def _refund_early_calls(self, ctx: RunContext[AgentDepsT], tool_defs: list[ToolDefinition]) -> None:
-        """Give back, once per tool and run, the retry a loaded skill's tool was charged while it was hidden.
-
-        A tool called in the same response as its `load_skill` (or before it) is refused by pydantic-ai as
-        an unknown tool, and the refusal is charged to that tool's retry budget (1 by default) until the
-        tool succeeds. Without the refund, one honest argument mistake on the tool afterwards would end
-        the run. A model that keeps calling a tool without loading its skill is never refunded.
+        What pydantic-ai charged for refusing a hidden tool, or for a mistaken meta-tool call, is given back here:
+        a confused model is steered by the replies (see `refusals`), never stopped by a retry budget.
         """
+        visible: list[ToolDefinition] = []
+        forgiven: set[str] = set()
         for tool_def in tool_defs:
             tag = tag_of(tool_def, self.capability_id)
-            name = tool_def.name
-            if tag is None or tag.get('skill') not in self._loaded or name in self._refunded:
+            skill = tag.get('skill') if tag is not None else None
+            if tag is not None and 'meta' in tag:
+                forgiven.add(tool_def.name)
+            if not isinstance(skill, str):
+                visible.append(tool_def)
                 continue
-            charged = ctx.retries.get(name, 0)
-            if charged > 0 and _refused_as_unknown(ctx.messages, name):
-                ctx.retries[name] = charged - 1
-                self._refunded.add(name)
+            self._state.owners[tool_def.name] = skill
+            if skill in self._state.loaded:
+                if tool_def.name in self._state.hidden:  # charged only for refusals while it was hidden
+                    forgiven.add(tool_def.name)
+                visible.append(tool_def)
+            else:
+                forgiven.add(tool_def.name)
+        forgive(ctx.retries, forgiven)
+        self._state.hidden = {name for name, skill in self._state.owners.items() if skill not in self._state.loaded}
+        return visible
 
-    def _is_visible(self, tool_def: ToolDefinition) -> bool:
+    async def before_model_request(
+        self, ctx: RunContext[AgentDepsT], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        """Replace pydantic-ai's "Unknown tool name" for a hidden skill tool with the skill to load."""
+        previous = ctx.messages[-1] if ctx.messages else None
+        rewritten = explain_hidden_tool_refusals(ctx.messages, self._state.owners, set(self._state.loaded))
+        if rewritten is not None:
+            request_context.messages = [
+                rewritten if message is previous else message for message in request_context.messages
+            ]
+        return request_context
+
+    async def before_tool_validate(
+        self, ctx: RunContext[AgentDepsT], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any
+    ) -> Any:
+        """A meta-tool's arguments lose any lone surrogate before use, so nothing the model sent can make a reply
+        (or the history) impossible to serialise."""
+        return sanitized(args) if self._is_meta(tool_def) else args
+
+    async def on_tool_validate_error(
+        self,
+        ctx: RunContext[AgentDepsT],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: Any,
+        error: ValidationError | ModelRetry,
+    ) -> Any:
+        """A meta-tool called with arguments that do not fit its schema gets a short message with the inputs escaped
+        (pydantic's own error would echo them verbatim)."""
+        if not self._is_meta(tool_def) or not isinstance(error, ValidationError):
+            raise error
+        problems = describe_problems(cast('list[dict[str, object]]', error.errors(include_url=False)))
+        raise ModelRetry(invalid_arguments_message(tool_def.name, problems)) from error
+
+    def _is_meta(self, tool_def: ToolDefinition) -> bool:
         tag = tag_of(tool_def, self.capability_id)
-        return tag is None or 'skill' not in tag or tag['skill'] in self._loaded
+        return tag is not None and 'meta' in tag
 
     async def wrap_tool_execute(
         self,
@@ -240,67 +270,16 @@ class Skills(AbstractCapability[AgentDepsT]):
             return await handler(args)
         name = args.get('name')
         if operation == 'search':
-            return self._mark_loaded(await handler(args))
+            return self._state.mark_loaded(await handler(args))
         if not isinstance(name, str) or name not in self.library.skills:
             return await handler(args)  # the tool explains the unknown name
         if operation == 'load':
-            return await self._load(name, args, handler)
+            return await self._state.load(name, args, handler, self.capability_id)
         if operation == 'unload':
-            return await self._unload(name, args, handler)
-        if name not in self._loaded:
+            return await self._state.unload(name, args, handler, self.capability_id)
+        if name not in self._state.loaded:
             return f'The skill {name!r} is not loaded: call `load_skill` with {name!r} first, then read its files.'
         return await handler(args)
-
-    async def _load(self, name: str, args: dict[str, Any], handler: WrapToolExecuteHandler) -> Any:
-        if name in self._loaded:
-            return f'The skill {name!r} is already loaded; its instructions are above and its tools are available.'
-        # Marked before awaiting, so a second `load_skill` for it in the same response sees it as loaded.
-        self._loaded.append(name)
-        result = await handler(args)
-        if not self._records(result, 'load'):
-            self._loaded.remove(name)
-        return result
-
-    async def _unload(self, name: str, args: dict[str, Any], handler: WrapToolExecuteHandler) -> Any:
-        if name not in self._loaded:
-            loaded = ', '.join(self._loaded) or 'none'
-            return f'The skill {name!r} is not loaded, so there is nothing to unload. Loaded skills: {loaded}.'
-        result = await handler(args)
-        if self._records(result, 'unload') and name in self._loaded:
-            self._loaded.remove(name)
-        return result
-
-    def _mark_loaded(self, result: object) -> object:
-        if isinstance(result, list):
-            for match in cast('list[object]', result):
-                if isinstance(match, SkillMatch):
-                    match.loaded = match.name in self._loaded
-        return result  # pyright: ignore[reportUnknownVariableType]
-
-    def _records(self, result: object, operation: str) -> bool:
-        """Whether a meta-tool result records a load or unload (a plain string means it explained a problem)."""
-        if not isinstance(result, ToolReturn):
-            return False
-        record = record_of(cast('ToolReturn[Any]', result).metadata, self.capability_id)
-        return record is not None and record.get('op') == operation
-
-
-def _refused_as_unknown(messages: Sequence[ModelMessage], tool_name: str) -> bool:
-    """Whether this run (since its user prompt) answered a call of `tool_name` with the unknown-tool refusal."""
-    for message in reversed(messages):
-        if not isinstance(message, ModelRequest):
-            continue
-        for part in message.parts:
-            if (
-                isinstance(part, ToolReturnPart)
-                and part.tool_name == tool_name
-                and part.retry is not None
-                and part.retry.cause == 'unknown_tool'
-            ):
-                return True
-        if any(isinstance(part, UserPromptPart) for part in message.parts):
-            return False
-    return False
 
 
 def import_skills(path: str) -> list[Skill[Any]]:
@@ -309,46 +288,45 @@ def import_skills(path: str) -> list[Skill[Any]]:
     Raises:
         SkillError: the path is malformed, cannot be imported, or does not name skills.
     """
-    module_name, _, attribute = path.partition(':')
-    if not module_name or not attribute:
-        raise SkillError(f'skill import path {path!r} must look like "package.module:attribute"')
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise SkillError(f'cannot import {module_name!r} for skill {path!r}: {error}') from error
-    target: Any = module
-    for part in attribute.split('.'):
-        try:
-            target = getattr(target, part)
-        except AttributeError:
-            raise SkillError(f'module {module_name!r} has no attribute {attribute!r} (from {path!r})') from None
-    kind = type(target).__name__
+    target = import_object(path, 'skill')
     if isinstance(target, Skill):
         return [cast('Skill[Any]', target)]
     if isinstance(target, (list, tuple)):
         items = cast('Sequence[object]', target)  # pyright: ignore[reportUnknownArgumentType]
         if all(isinstance(item, Skill) for item in items):
             return cast('list[Skill[Any]]', list(items))
+    kind = type(target).__name__  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
     raise SkillError(f'{path!r} is a {kind}, not a Skill or a list of skills')
 
 
-def _import_encoder(path: object) -> Encoder:
-    """The embedding function named by `'package.module:attribute'` in an agent spec."""
-    module_name, _, attribute = path.partition(':') if isinstance(path, str) else ('', '', '')
-    if not module_name or not attribute:
-        raise SkillError(f'the `encoder` option of Skills must look like "package.module:function", not {path!r}')
-    try:
-        target: Any = importlib.import_module(module_name)
-        for part in attribute.split('.'):
-            target = getattr(target, part)
-    except (ImportError, AttributeError) as error:
-        raise SkillError(f'cannot import the encoder {path!r}: {error}') from error
-    return cast('Encoder', target)  # checked for being callable when the library is built
+def _resolve_skills(value: object) -> list[Skill[Any]]:
+    skills: list[Skill[Any]] = []
+    for item in _skill_list(value):
+        skills.extend(import_skills(item) if isinstance(item, str) else [item])
+    return skills
 
 
-def _string_list(option: str, value: Any) -> list[str]:
-    if isinstance(value, str):
+def _skill_list(value: object) -> list[Skill[Any] | str]:
+    if isinstance(value, (str, Skill)):
+        return [cast('Skill[Any] | str', value)]
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(item, (str, Skill)) for item in cast('Sequence[Any]', value)
+    ):
+        return list(cast('Sequence[Skill[Any] | str]', value))
+    raise SkillError(f'the `skills` option of Skills must be skills or import paths (strings), not {value!r}')
+
+
+def _directories(value: object) -> list[str | Path]:
+    if isinstance(value, (str, Path)):
         return [value]
-    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in cast('Sequence[Any]', value)):
-        return list(cast('Sequence[str]', value))
-    raise SkillError(f'the `{option}` option of Skills must be a string or a list of strings, not {value!r}')
+    if isinstance(value, (list, tuple)) and all(isinstance(item, (str, Path)) for item in cast('Sequence[Any]', value)):
+        return list(cast('Sequence[str | Path]', value))
+    raise SkillError(f'the `directories` option of Skills must be a string or a list of strings, not {value!r}')
+
+
+def _import_encoder(path: str) -> Encoder:
+    return cast('Encoder', import_object(path, 'encoder'))  # checked for being callable when the library is built
+
+
+def _count_tools(skills: Iterable[Skill[Any]]) -> int:
+    return sum(len(skill.tool_names) for skill in skills)

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from .._text import one_line
 from ..capability.catalog import DEFAULT_CATALOG_BUDGET
 from ..capability.meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, SkillMatch
 from ..capability.skills import Skills, import_skills
@@ -31,7 +32,7 @@ from ..resources import ResourceError
 from ..skill import Skill
 from .eval import EvalFileError, EvalReport, evaluate, read_cases
 from .probe import Size, replay, size_of, skill_tools, tool_json, tools_size
-from .render import emit_json, err, fail, out, score_bar, shorten, size_json, size_text
+from .render import emit_json, err, fail, out, score_bar, size_json, size_text
 
 app = typer.Typer(
     name='skillshelf',
@@ -196,7 +197,7 @@ def list_skills(directories: Directories = None, skill: ImportPaths = None, as_j
     for item, resources in rows:
         table.add_row(
             item.name,
-            shorten(item.description, 120),
+            one_line(item.description, 120),
             _source(item, skill),
             str(len(item.tool_names)),
             str(len(resources)),
@@ -348,7 +349,7 @@ def show(
         table.add_column('Tool', style='cyan')
         table.add_column('Description')
         for tool in tools:
-            table.add_row(tool.name, shorten(tool.description or '', 100))
+            table.add_row(tool.name, one_line(tool.description or '', 100))
         console.print(table)
     if content is not None:
         console.print(Panel(Text(content), title=f'[bold]{escape(resource or "")}[/]', border_style='dim'))
@@ -425,7 +426,7 @@ def catalog(
     table.add_column('Chars', justify='right')
     table.add_column('Description')
     for tool in tools:
-        table.add_row(tool.name, f'{tools_size([tool]).characters:,}', shorten(tool.description or '', 90))
+        table.add_row(tool.name, f'{tools_size([tool]).characters:,}', one_line(tool.description or '', 90))
     console.print(table)
     sizes = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
     sizes.add_column(style='bold')
@@ -643,7 +644,7 @@ def _print_report(report: EvalReport, library: SkillLibrary, queries: int, *, by
         misses.add_column('Ranked first instead', style='red')
         for miss in report.worst_misses:
             misses.add_row(
-                shorten(miss.query, 60),
+                one_line(miss.query, 60),
                 ', '.join(miss.expected),
                 str(miss.rank) if miss.rank else '—',
                 miss.got[0] if miss.got else '(nothing matched)',

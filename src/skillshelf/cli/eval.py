@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..capability.meta_tools import MAX_QUERY_CHARACTERS
+from ..errors import SkillError
 from ..library import SkillLibrary
 from ..markdown.frontmatter import SKILL_FILE
 
@@ -18,7 +19,7 @@ RANKED = 10
 """How many results each query is ranked to: MRR counts a relevant skill found below this as a miss."""
 
 
-class EvalFileError(Exception):
+class EvalFileError(SkillError):
     """The queries file cannot be read; the message says which line and why."""
 
 

@@ -1,4 +1,4 @@
-"""Small rendering helpers shared by the commands: consoles, JSON output, shortening, score bars."""
+"""Small rendering helpers shared by the commands: consoles, JSON output, score bars."""
 
 from __future__ import annotations
 
@@ -32,14 +32,6 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print an error to standard error and exit with `code`."""
     err().print(f'[bold red]error:[/] {escape(message)}', markup=True)  # messages hold `[extras]` and paths
     raise typer.Exit(code)
-
-
-def shorten(text: str, width: int) -> str:
-    """`text` on one line, cut at a word boundary to at most `width` characters."""
-    line = ' '.join(text.split())
-    if len(line) <= width:
-        return line
-    return line[: width - 1].rsplit(' ', 1)[0].rstrip(' ,.;:') + '…'
 
 
 def size_text(size: Size) -> str:

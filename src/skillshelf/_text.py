@@ -1,0 +1,25 @@
+"""Shortening text for messages, catalogs and tables: one rule everywhere."""
+
+from __future__ import annotations
+
+__all__ = ('one_line', 'shown')
+
+SHOWN_CHARACTERS = 80
+"""How much of a model-supplied argument a message repeats back."""
+
+
+def one_line(text: str, width: int) -> str:
+    """`text` on one line, cut at a word boundary with `…` when it is longer than `width` characters."""
+    line = ' '.join(text.split())
+    if len(line) <= width:
+        return line
+    cut = line[: width - 1].rsplit(' ', 1)[0]
+    return cut.rstrip(' ,.;:') + '…'
+
+
+def shown(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """`text` quoted for a message: `repr` escapes what cannot be sent (control characters, lone surrogates), and
+    anything longer than `limit` characters is cut, so a message never echoes an enormous argument back."""
+    if len(text) <= limit:
+        return repr(text)
+    return f'{text[: limit - 1]!r}… ({len(text):,} characters)'
