@@ -11,6 +11,7 @@ import shutil
 import tempfile
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,17 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
 from skillshelf import ResourceError, Skill, SkillLibrary, Skills, SkillWarning
-from skillshelf.resources import MAX_LISTED_RESOURCES, MAX_PATH_CHARACTERS, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH
+from skillshelf.files import FolderChangedError, HardLinkedFileError, read_beneath
+from skillshelf.markdown.frontmatter import SKILL_FILE
+from skillshelf.resources import (
+    MAX_LISTED_RESOURCES,
+    MAX_PATH_CHARACTERS,
+    MAX_RESOURCE_BYTES,
+    MAX_RESOURCE_DEPTH,
+    hold_skill_folder,
+    list_folder_resources,
+    read_folder_resource,
+)
 
 AREA = 'Resource reads'
 SECRET = 'TOP-SECRET-4242'
@@ -502,3 +513,276 @@ def test_every_listed_resource_is_inside_and_every_inside_file_is_listed(entries
         'looping): every listed resource reads back from inside the skill and every regular inside file is listed',
         'nothing listed' if not listed else f'{min(len(listed), 4)}{"+" if len(listed) >= 4 else ""} listed',
     )
+
+
+# --- Issue 23, classes 2 and 7: reads held to the folder discovery accepted, with no race -----------------------
+
+
+def swap_for_outside_link(folder: Path, outside: Path) -> None:
+    shutil.rmtree(folder)
+    folder.symlink_to(outside, target_is_directory=True)
+
+
+def swap_for_relative_outside_link(folder: Path, outside: Path) -> None:
+    shutil.rmtree(folder)
+    folder.symlink_to(os.path.relpath(outside, folder.parent), target_is_directory=True)
+
+
+def swap_for_sibling_link(folder: Path, outside: Path) -> None:
+    shutil.rmtree(folder)
+    folder.symlink_to('other', target_is_directory=True)
+
+
+def swap_for_real_copy(folder: Path, outside: Path) -> None:
+    shutil.copytree(outside, folder.with_name('copy'))
+    shutil.rmtree(folder)
+    folder.with_name('copy').rename(folder)
+
+
+def delete(folder: Path, outside: Path) -> None:
+    shutil.rmtree(folder)
+
+
+# (what happens to `lib/demo` after it was held, the function doing it, what the refusal says it became)
+FOLDER_SWAPS = [
+    ('swapped for a symlink to an outside folder', swap_for_outside_link, 'it now points outside its library'),
+    ('swapped for a relative symlink `../outside`', swap_for_relative_outside_link, 'it now points outside its'),
+    ('swapped for a symlink to a sibling skill', swap_for_sibling_link, 'it is now a symlink to another folder'),
+    ('replaced by another real folder with the same names', swap_for_real_copy, 'it was replaced by another folder'),
+    ('deleted', delete, 'it was deleted or moved'),
+]
+
+
+@pytest.mark.parametrize(('name', 'swap', 'change'), FOLDER_SWAPS, ids=[name for name, _, _ in FOLDER_SWAPS])
+def test_every_read_of_a_swapped_skill_folder_is_refused(
+    library: Path, tmp_path: Path, name: str, swap: Any, change: str
+) -> None:
+    outside = tmp_path / 'outside'
+    (outside / 'SKILL.md').write_text(f'---\nname: demo\ndescription: x\n---\n{SECRET}\n', 'utf-8')
+    (outside / 'notes.md').write_text(SECRET, 'utf-8')
+    held = hold_skill_folder(library / 'demo')
+    assert read_beneath(held, [SKILL_FILE], 4096).endswith(b'Read notes.md.\n')
+
+    swap(library / 'demo', outside)
+
+    with pytest.raises(ResourceError, match='the skill folder changed after the library was read') as refused:
+        read_folder_resource(held, 'notes.md')
+    assert change in str(refused.value)
+    assert str(tmp_path) not in str(refused.value)
+    assert list_folder_resources(held) == []
+    with pytest.raises(FolderChangedError):  # what the `SKILL.md` reader gets for `load_skill`
+        read_beneath(held, [SKILL_FILE], 4096)
+    case(AREA, f'skill folder {name} after discovery', f'SKILL.md and resources refused: {refused.value}')
+
+
+def test_a_symlinked_skill_folder_inside_the_library_is_held_and_one_outside_is_refused(
+    library: Path, tmp_path: Path
+) -> None:
+    (library / 'alias').symlink_to('demo', target_is_directory=True)
+    (library / 'away').symlink_to(tmp_path / 'outside', target_is_directory=True)
+
+    held = hold_skill_folder(library / 'alias')
+
+    assert read_folder_resource(held, 'sub/deep.md') == 'Deep notes.'
+    assert 'notes.md' in list_folder_resources(held)
+    with pytest.raises(ResourceError, match='now points outside its library directory') as refused:
+        hold_skill_folder(library / 'away')
+    assert hold_skill_folder(tmp_path / 'outside', check_containment=False).path == str(tmp_path / 'outside')
+    case(AREA, 'skill folder that is a symlink to outside its library', f'not accepted: {refused.value}')
+
+
+def race(swap_once: Any, read_once: Any, reads: int) -> Counter[str]:
+    """Run `swap_once` in a tight loop on another thread while this one calls `read_once` `reads` times; the
+    reads start after the first swap, and every outcome is counted."""
+    started, stop = threading.Event(), threading.Event()
+    swaps = 0
+
+    def swapper() -> None:
+        nonlocal swaps
+        while not stop.is_set():
+            swap_once()
+            swaps += 1
+            started.set()
+
+    thread = threading.Thread(target=swapper, daemon=True)
+    thread.start()
+    outcomes: Counter[str] = Counter()
+    try:
+        assert started.wait(30)
+        for _ in range(reads):
+            outcomes[read_once()] += 1
+    finally:
+        stop.set()
+        thread.join(30)
+    assert swaps > 0
+    return outcomes
+
+
+RACE_READS = 2_000
+
+
+@pytest.mark.parametrize('link', ['absolute', 'relative'])
+def test_an_intermediate_folder_swapped_for_an_outside_link_in_a_race_never_serves_outside_bytes(
+    library: Path, tmp_path: Path, link: str
+) -> None:
+    demo = library / 'demo'
+    (demo / 'sub' / 'file.md').write_text('inside', 'utf-8')
+    (tmp_path / 'outside' / 'file.md').write_text(SECRET, 'utf-8')
+    target = tmp_path / 'outside' if link == 'absolute' else Path('..', '..', 'outside')
+    held = hold_skill_folder(demo)
+
+    def swap_once() -> None:
+        (demo / 'sub').rename(demo / '.parked')
+        (demo / 'sub').symlink_to(target, target_is_directory=True)
+        (demo / 'sub').unlink()
+        (demo / '.parked').rename(demo / 'sub')
+
+    def read_once() -> str:
+        try:
+            text = read_folder_resource(held, 'sub/file.md')
+        except ResourceError as error:
+            return 'outside' if SECRET in str(error) else 'refused'
+        return 'outside' if SECRET in text else 'inside' if text == 'inside' else 'other'
+
+    outcomes = race(swap_once, read_once, RACE_READS)
+
+    assert outcomes['outside'] == 0, outcomes
+    assert outcomes['other'] == 0, outcomes
+    assert outcomes['inside'] + outcomes['refused'] == RACE_READS
+    case(
+        AREA,
+        f'`sub/` swapped for an {link} symlink to an outside folder by a racing thread (was ~5 % outside reads)',
+        f'{RACE_READS:,} racing reads of `sub/file.md`: each the inside file or a refusal, 0 outside',
+    )
+
+
+def test_a_skill_folder_swapped_in_a_race_never_serves_an_outside_skill_file(library: Path, tmp_path: Path) -> None:
+    (tmp_path / 'outside' / 'SKILL.md').write_text(f'---\nname: demo\ndescription: x\n---\n{SECRET}\n', 'utf-8')
+    demo = library / 'demo'
+    held = hold_skill_folder(demo)
+
+    def swap_once() -> None:
+        demo.rename(library / '.parked')
+        demo.symlink_to(tmp_path / 'outside', target_is_directory=True)
+        demo.unlink()
+        (library / '.parked').rename(demo)
+
+    def read_once() -> str:
+        try:
+            text = read_beneath(held, [SKILL_FILE], 4096)
+        except FolderChangedError:
+            return 'refused'
+        except FileNotFoundError:
+            return 'missing'  # between the swapper's two renames the folder has no name
+        return 'outside' if SECRET.encode() in text else 'inside'
+
+    outcomes = race(swap_once, read_once, RACE_READS)
+
+    assert outcomes['outside'] == 0, outcomes
+    assert sum(outcomes.values()) == RACE_READS
+    case(
+        AREA,
+        'the skill folder swapped for a symlink to an outside folder by a racing thread, while `SKILL.md` is read',
+        f'{RACE_READS:,} racing reads: each the skill\'s own `SKILL.md` or "the skill folder changed", 0 outside',
+    )
+
+
+def test_a_hard_link_to_an_outside_file_is_refused_unless_allowed(library: Path, tmp_path: Path) -> None:
+    demo = library / 'demo'
+    os.link(tmp_path / 'secret.txt', demo / 'linked.md')
+    os.link(demo / 'notes.md', demo / 'sub' / 'notes-again.md')
+    held = hold_skill_folder(demo)
+
+    with pytest.raises(ResourceError, match='has other hard links') as refused:
+        read_folder_resource(held, 'linked.md')
+    with pytest.raises(ResourceError, match='has other hard links'):
+        read_folder_resource(held, 'notes.md')  # both names of a file linked inside the folder count
+    listed = list_folder_resources(held)
+    allowed = list_folder_resources(held, allow_hard_links=True)
+
+    assert 'linked.md' not in listed
+    assert 'notes.md' not in listed
+    assert 'sub/deep.md' in listed
+    assert {'linked.md', 'notes.md', 'sub/notes-again.md'} <= set(allowed)
+    assert read_folder_resource(held, 'linked.md', allow_hard_links=True) == SECRET
+    with pytest.raises(HardLinkedFileError):
+        read_beneath(held, ['linked.md'], 100)
+    case(AREA, 'a hard link inside the skill to an outside file', f'refused and not listed: {refused.value}')
+    case(AREA, 'the same hard link with `allow_hard_links=True`', 'read and listed, as the host asked')
+
+
+# (name, links to create inside `demo` as (path, target), path the model asks for, expected text or refusal)
+LINK_SHAPES: list[tuple[str, list[tuple[str, str]], str, str]] = [
+    (
+        'a chain of three symlinks that ends inside',
+        [('a.md', 'b.md'), ('b.md', 'sub/c.md'), ('sub/c.md', 'deep.md')],
+        'a.md',
+        'Deep notes.',
+    ),
+    (
+        'a chain that ends outside',
+        [('a.md', 'b.md'), ('b.md', '{base}/secret.txt')],
+        'a.md',
+        'points outside the skill folder',
+    ),
+    ('`..` in a target that stays inside', [('sub/up.md', '../notes.md')], 'sub/up.md', NOTES),
+    (
+        '`..` in a target that climbs out',
+        [('sub/out.md', '../../secret.txt')],
+        'sub/out.md',
+        'points outside the skill folder',
+    ),
+    (
+        '`..` after a symlinked folder to outside',
+        [('sub/x.md', '../escape-dir/../lib/demo/notes.md')],
+        'sub/x.md',
+        'points outside the skill folder',
+    ),
+    ('a symlinked folder pointing inside', [('alias', 'sub')], 'alias/deep.md', 'Deep notes.'),
+    ('a symlinked folder pointing at the skill folder itself', [('self', '.')], 'self/self/notes.md', NOTES),
+    (
+        'a relative symlinked folder pointing outside',
+        [('out', '../../outside')],
+        'out/secret.txt',
+        'points outside the skill folder',
+    ),
+    (
+        'a symlinked folder pointing at the library',
+        [('up', '..')],
+        'up/other/notes.md',
+        'points outside the skill folder',
+    ),
+    ('an absolute symlink to a file inside', [('abs.md', '{demo}/notes.md')], 'abs.md', NOTES),
+    (
+        'an absolute symlink through the library path to outside',
+        [('abs.md', '{demo}/../secret.txt')],
+        'abs.md',
+        'points outside the skill folder',
+    ),
+    (
+        'a chain of 41 symlinks',
+        [(f'c{index}.md', f'c{index + 1}.md') for index in range(41)] + [('c41.md', 'notes.md')],
+        'c0.md',
+        'a symlink loop',
+    ),
+    ('a symlink to a folder, asked for as a file', [('dir.md', 'sub')], 'dir.md', 'is not a file'),
+]
+
+
+@pytest.mark.parametrize(('name', 'links', 'path', 'expected'), LINK_SHAPES, ids=[shape[0] for shape in LINK_SHAPES])
+def test_symlinks_are_followed_only_while_they_stay_inside(
+    library: Path, tmp_path: Path, name: str, links: list[tuple[str, str]], path: str, expected: str
+) -> None:
+    demo = library / 'demo'
+    for link, target in links:
+        (demo / link).symlink_to(target.replace('{base}', str(tmp_path)).replace('{demo}', str(demo)))
+    skill = Skill.from_folder(demo)
+
+    if expected in (NOTES, 'Deep notes.'):
+        assert skill.read_resource(path) == expected
+        case(AREA, f'symlinks: {name}', 'read (the walk stays inside the skill folder)')
+    else:
+        with pytest.raises(ResourceError, match=expected) as refused:
+            skill.read_resource(path)
+        assert str(tmp_path) not in str(refused.value)
+        case(AREA, f'symlinks: {name}', f'refused: {refused.value}')

@@ -1,10 +1,12 @@
 """Listing and reading the files bundled with a skill, never anything outside its folder.
 
-Every read is checked when it happens, not when the skill was discovered: the requested path is
-normalised and refused if it is absolute, home-relative, parent-escaping or hidden; the skill folder
-must still resolve inside its library directory; the file must resolve (symlinks followed) inside the
-skill folder; and it is opened without following a symlink swapped in after that check, and without
-blocking on a FIFO or device. Binary and oversized files get a message instead of their bytes.
+A skill folder is held when it is accepted (see `hold_skill_folder`): a symlinked folder must lead inside
+the directory that holds it, and the directory's identity is kept. Every later read checks that the
+folder is still that directory and opens each part of the path beneath it without following a symlink
+swapped in on the way (see `files.open_beneath`): symlinks inside the folder are followed only while they
+stay in it, hard-linked files are refused unless allowed, FIFOs and devices are never opened for reading.
+The requested path is normalised first and refused if it is absolute, home-relative, parent-escaping or
+hidden. Binary and oversized files get a message instead of their bytes.
 """
 
 from __future__ import annotations
@@ -13,10 +15,22 @@ import errno
 import os
 import stat
 import unicodedata
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
-from .files import NotRegularFileError, open_regular_file
+from .files import (
+    WALKS_BENEATH,
+    FolderChangedError,
+    HardLinkedFileError,
+    HeldFolder,
+    NotRegularFileError,
+    OutsideFolderError,
+    hold_folder,
+    open_beneath,
+    open_subfolder,
+    read_at_most,
+)
 from .markdown.frontmatter import SKILL_FILE
 
 MAX_RESOURCE_BYTES = 256 * 1024
@@ -43,104 +57,165 @@ def shown(text: str) -> str:
     return f'{text[: _SHOWN_CHARACTERS - 1]!r}… ({len(text):,} characters)'
 
 
+def hold_skill_folder(folder: str | Path, *, check_containment: bool = True) -> HeldFolder:
+    """Accept `folder` as a skill folder whose files are read later (see `read_folder_resource`).
+
+    With `check_containment`, a folder that is a symlink must lead inside the directory that holds it (its
+    library directory): a skill folder swapped for a link to, say, `~/.ssh` is not accepted. A library
+    directory that is itself a skill folder is held without it: the user named that directory.
+
+    Raises:
+        ResourceError: the folder is missing, not a folder, or a symlink to outside its library directory.
+    """
+    path = os.path.abspath(folder)
+    try:
+        return hold_folder(path, within=os.path.dirname(path) if check_containment else None)
+    except OutsideFolderError:
+        raise ResourceError(
+            'the skill folder now points outside its library directory, so its files are not served'
+        ) from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise ResourceError('the skill folder no longer exists (it was deleted or moved)') from None
+    except OSError:
+        raise ResourceError('the skill folder can no longer be resolved') from None
+
+
 def skill_root(folder: Path) -> Path:
     """The resolved skill folder, checked to still lie inside the directory that holds it.
-
-    A skill folder swapped for a symlink to somewhere else after discovery (say `~/.ssh`) would
-    otherwise turn every resource read into a read of that place.
 
     Raises:
         ResourceError: the folder is gone, cannot be resolved or now points outside its library directory.
     """
-    try:
-        root = folder.resolve()
-        library = Path(os.path.abspath(folder)).parent.resolve()
-    except (OSError, RuntimeError):
-        raise ResourceError('the skill folder can no longer be resolved') from None
-    if root == library or not root.is_relative_to(library):
-        raise ResourceError('the skill folder now points outside its library directory, so its files are not served')
-    if not root.is_dir():
-        raise ResourceError('the skill folder no longer exists (it was deleted or moved)')
-    return root
+    hold_skill_folder(folder)
+    return folder.resolve()
 
 
-def list_folder_resources(folder: Path) -> list[str]:
-    """Relative POSIX paths of the regular files under `folder`, sorted, excluding `SKILL.md`, hidden files and
-    names that are not valid UTF-8.
+def folder_changed(folder: HeldFolder) -> ResourceError:
+    """The refusal of a read from a skill folder that is no longer the directory discovery accepted."""
+    return ResourceError(
+        f'the skill folder changed after the library was read ({folder.change()}); '
+        'its files are not served until the library is read again'
+    )
 
-    Symlinks are followed only when they stay inside the folder, and symlinked directories are never
-    entered. The walk is iterative and bounded (`MAX_RESOURCE_DEPTH` levels, `MAX_SCANNED_ENTRIES`
-    entries), so a deep or huge folder cannot exhaust the stack or stall `load_skill`. A folder that
-    vanished or moved outside its library lists nothing.
+
+def list_folder_resources(folder: HeldFolder | Path, *, allow_hard_links: bool = False) -> list[str]:
+    """Relative POSIX paths of the files under `folder` that `read_folder_resource` would open, in walk
+    order (each folder's files sorted, then its sub-folders), excluding `SKILL.md`, hidden files and names
+    that are not valid UTF-8.
+
+    The walk opens each sub-folder beneath the one before, like a read, and never enters a symlinked
+    folder; it is bounded (`MAX_RESOURCE_DEPTH` levels, `MAX_SCANNED_ENTRIES` entries), so a deep or huge
+    folder cannot stall `load_skill`. A folder that vanished or changed lists nothing.
     """
     try:
-        root = skill_root(folder)
-    except ResourceError:
+        held = folder if isinstance(folder, HeldFolder) else hold_skill_folder(folder)
+        if WALKS_BENEATH:
+            root: int | str = held.open()
+        else:
+            held.check()
+            root = held.path
+    except (ResourceError, FolderChangedError):
         return []
-    found: list[str] = []
-    scanned = 0
-    pending: list[tuple[Path, int]] = [(root, 0)]
-    while pending:
-        directory, depth = pending.pop()
+    listing = _Listing(held, allow_hard_links)
+    try:
+        listing.visit(root, '', 0)
+    finally:
+        if isinstance(root, int):
+            os.close(root)
+    return listing.found
+
+
+@dataclass
+class _Listing:
+    """One bounded walk of a skill folder for `list_folder_resources`."""
+
+    folder: HeldFolder
+    """The folder being listed."""
+    allow_hard_links: bool
+    """Whether files with other hard links are listed (they are read only if allowed)."""
+    found: list[str] = field(default_factory=list[str])
+    """Listed paths so far."""
+    scanned: int = 0
+    """Directory entries looked at so far."""
+
+    @property
+    def done(self) -> bool:
+        return len(self.found) >= MAX_LISTED_RESOURCES or self.scanned > MAX_SCANNED_ENTRIES
+
+    def visit(self, directory: int | str, prefix: str, depth: int) -> None:
+        """List `directory` (open, or a path without `dir_fd`), then its real sub-folders, depth first; the
+        recursion is at most `MAX_RESOURCE_DEPTH` deep, so no more descriptors than that are open at once."""
         try:
             with os.scandir(directory) as scan:
-                entries = sorted(islice(scan, MAX_SCANNED_ENTRIES - scanned + 1), key=lambda entry: entry.name)
+                entries = sorted(islice(scan, MAX_SCANNED_ENTRIES - self.scanned + 1), key=lambda entry: entry.name)
         except OSError:
-            continue
-        subdirectories: list[Path] = []
+            return
+        subfolders: list[str] = []
         for entry in entries:
-            scanned += 1
-            if scanned > MAX_SCANNED_ENTRIES:
-                return found
+            self.scanned += 1
+            if self.done:
+                return
             if entry.name.startswith('.'):
                 continue
-            path = Path(entry.path)
             if _is_real_directory(entry):
                 if depth < MAX_RESOURCE_DEPTH:
-                    subdirectories.append(path)
+                    subfolders.append(entry.name)
                 continue
-            relative = path.relative_to(root).as_posix()
-            if relative == SKILL_FILE or not _is_text_name(relative) or not _is_inside(path, root):
-                continue
-            if not _is_regular(path):
-                continue
-            found.append(relative)
-            if len(found) >= MAX_LISTED_RESOURCES:
-                return found
-        pending.extend((subdirectory, depth + 1) for subdirectory in reversed(subdirectories))
-    return found
+            relative = prefix + entry.name
+            if relative != SKILL_FILE and _is_text_name(relative) and self._readable(entry, relative):
+                self.found.append(relative)
+                if self.done:
+                    return
+        for name in subfolders:
+            if self.done:
+                return
+            self._visit_subfolder(directory, name, f'{prefix}{name}/', depth + 1)
+
+    def _visit_subfolder(self, parent: int | str, name: str, prefix: str, depth: int) -> None:
+        if isinstance(parent, str):
+            self.visit(os.path.join(parent, name), prefix, depth)
+            return
+        try:
+            child = open_subfolder(parent, name)
+        except OSError:
+            return  # swapped for a symlink or removed since it was listed
+        try:
+            self.visit(child, prefix, depth)
+        finally:
+            os.close(child)
+
+    def _readable(self, entry: os.DirEntry[str], relative: str) -> bool:
+        """Whether a read of `relative` would open a file: a symlink is walked as a read walks it."""
+        try:
+            if entry.is_symlink():
+                descriptor, _ = open_beneath(self.folder, relative.split('/'), allow_hard_links=self.allow_hard_links)
+                os.close(descriptor)
+                return True
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            return False
+        return stat.S_ISREG(info.st_mode) and (self.allow_hard_links or info.st_nlink == 1)
 
 
-def read_folder_resource(folder: Path, requested: str) -> str:
+def read_folder_resource(folder: HeldFolder | Path, requested: str, *, allow_hard_links: bool = False) -> str:
     """Read the text of the resource at `requested` (relative to `folder`).
 
     Raises:
-        ResourceError: the path is not a plain relative path to a text file inside the folder.
+        ResourceError: the path is not a plain relative path to a text file inside the folder, or the
+            folder is no longer the one that was accepted.
     """
     relative = safe_relative_path(requested)
-    root = skill_root(folder)
+    held = folder if isinstance(folder, HeldFolder) else hold_skill_folder(folder)
     try:
-        target = root.joinpath(*relative.parts).resolve()
-    except (OSError, RuntimeError):
-        raise ResourceError(f'{shown(requested)} cannot be resolved (a symlink loop)') from None
-    if not target.is_relative_to(root):
-        raise ResourceError(f'{shown(requested)} points outside the skill folder')
-    try:
-        descriptor, size = open_regular_file(target)
-    except FileNotFoundError:
-        raise ResourceError(f'no resource {shown(requested)}') from None
-    except NotRegularFileError:
-        raise ResourceError(f'{shown(requested)} is not a file') from None
+        descriptor, size = open_beneath(held, relative.parts, allow_hard_links=allow_hard_links)
     except OSError as error:
-        if error.errno == errno.ELOOP:  # Python 3.13+ resolves a loop without raising; open() reports it
-            raise ResourceError(f'{shown(requested)} cannot be resolved (a symlink loop)') from None
-        raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
+        raise _refusal(held, requested, error) from None
     try:
         if size > MAX_RESOURCE_BYTES:
             raise ResourceError(
                 f'{shown(requested)} is {size:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit for one read'
             )
-        data = _read_at_most(descriptor, MAX_RESOURCE_BYTES + 1)
+        data = read_at_most(descriptor, MAX_RESOURCE_BYTES + 1)
     except OSError as error:
         raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
     finally:
@@ -148,6 +223,26 @@ def read_folder_resource(folder: Path, requested: str) -> str:
     if len(data) > MAX_RESOURCE_BYTES:
         raise ResourceError(f'{shown(requested)} grew past the {MAX_RESOURCE_BYTES:,}-byte limit for one read')
     return decode_text(requested, data)
+
+
+def _refusal(folder: HeldFolder, requested: str, error: OSError) -> ResourceError:
+    """Why `open_beneath` refused `requested`, for the model (never with a host path)."""
+    if isinstance(error, FolderChangedError):
+        return folder_changed(folder)
+    if isinstance(error, OutsideFolderError):
+        return ResourceError(f'{shown(requested)} points outside the skill folder')
+    if isinstance(error, HardLinkedFileError):
+        return ResourceError(
+            f'{shown(requested)} has other hard links, so its content may be a file from outside the skill '
+            'folder; hard-linked files are not served'
+        )
+    if isinstance(error, NotRegularFileError):
+        return ResourceError(f'{shown(requested)} is not a file')
+    if isinstance(error, (FileNotFoundError, NotADirectoryError)):
+        return ResourceError(f'no resource {shown(requested)}')
+    if error.errno == errno.ELOOP:
+        return ResourceError(f'{shown(requested)} cannot be resolved (a symlink loop)')
+    return ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})')
 
 
 def decode_text(requested: str, data: bytes) -> str:
@@ -191,26 +286,6 @@ def safe_relative_path(requested: str) -> PurePosixPath:
     return PurePosixPath(*parts)
 
 
-def _read_at_most(descriptor: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while size < limit:
-        chunk = os.read(descriptor, min(65536, limit - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b''.join(chunks)
-
-
-def _is_inside(path: Path, root: Path) -> bool:
-    """Whether `path`, with every symlink resolved, is `root` or lies below it."""
-    try:
-        return path.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):
-        return False
-
-
 def _is_text_name(relative: str) -> bool:
     """Whether a file name is valid Unicode: undecodable bytes (surrogates) would break the model request."""
     try:
@@ -223,12 +298,5 @@ def _is_text_name(relative: str) -> bool:
 def _is_real_directory(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
-
-
-def _is_regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
     except OSError:
         return False
