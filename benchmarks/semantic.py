@@ -38,14 +38,9 @@ from _common import (
 )
 from discovery import evaluate, table
 
+from skillshelf.ranking.hybrid import DEFAULT_HYBRID_THRESHOLD, DEFAULT_LEXICAL_WEIGHT, HybridIndex, document_text
 from skillshelf.ranking.lexical import SearchDocument
-from skillshelf.ranking.semantic import (
-    DEFAULT_HYBRID_THRESHOLD,
-    DEFAULT_LEXICAL_WEIGHT,
-    HybridIndex,
-    document_text,
-    load_encoder,
-)
+from skillshelf.ranking.semantic import load_encoder
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.75)
 

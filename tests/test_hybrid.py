@@ -31,6 +31,7 @@ from skillshelf import (
     Skills,
     SkillWarning,
 )
+from skillshelf.ranking.hybrid import DEFAULT_HYBRID_THRESHOLD
 
 from conftest import Script, call, tool_returns
 from skill_fixtures import WordEncoder
@@ -91,7 +92,7 @@ def test_hybrid_ranks_a_paraphrase_that_lexical_misses() -> None:
     assert lexical.search(PARAPHRASE, 3) == []
     [best, *_] = hybrid.search(PARAPHRASE, 3)
     assert best.name == 'car-rental'
-    assert best.score >= semantic.DEFAULT_HYBRID_THRESHOLD
+    assert best.score >= DEFAULT_HYBRID_THRESHOLD
     # The lexical half still counts: an exact-word query keeps its skill first.
     assert hybrid.search('extract fields from a PDF', 1)[0].name == 'pdf-forms'
 
@@ -192,8 +193,14 @@ def test_spec_names_an_encoder_by_import_path(tmp_path: Path, make_script: Calla
         ({'search': 'dense'}, "the search option must be 'lexical' or 'hybrid', not 'dense'"),
         ({'search': 'hybrid', 'lexical_weight': 1.5}, 'lexical_weight must be a number from 0 to 1, not 1.5'),
         ({'search': 'hybrid', 'lexical_weight': '0.3'}, "lexical_weight must be a number from 0 to 1, not '0.3'"),
-        ({'encoder': 'skill_fixtures'}, 'the `encoder` option of Skills must look like "package.module:function"'),
-        ({'encoder': 'skill_fixtures:nope'}, "cannot import the encoder 'skill_fixtures:nope'"),
+        (
+            {'encoder': 'skill_fixtures'},
+            'the encoder import path \'skill_fixtures\' must look like "package.module:attribute"',
+        ),
+        (
+            {'encoder': 'skill_fixtures:nope'},
+            "module 'skill_fixtures' has no attribute 'nope' (from 'skill_fixtures:nope')",
+        ),
         ({'encoder': 'skill_fixtures:forecast_calls'}, 'the encoder must be a callable from texts to embedding rows'),
     ],
 )

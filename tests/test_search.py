@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gc
+import io
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import unicodedata
 import zlib
 from collections.abc import Callable, Sequence
@@ -20,17 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import skillshelf.frontmatter_cache
 import skillshelf.library
-import skillshelf.ranking.cache
 from skillshelf import Skill, SkillLibrary
-from skillshelf.ranking.bm25 import BM25Matrix
-from skillshelf._gc import gc_paused
 from skillshelf.ranking import tokenize as _tokenize
-from skillshelf.ranking.array_file import read_arrays, write_arrays
-from skillshelf.ranking.cache import CACHE_MIN_SKILLS, build_skill_index, cache_directory, index_cache_path
-from skillshelf.ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex, when_to_use_sections
-from skillshelf.ranking.semantic import HybridIndex
+from skillshelf.ranking.bm25 import BM25Matrix
+from skillshelf.ranking.cache import CACHE_MIN_SKILLS, cache_directory
+from skillshelf.ranking.hybrid import HybridIndex
+from skillshelf.ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
 from skillshelf.ranking.tokenize import (
     decode_piece,
     piece_bytes,
@@ -39,6 +34,7 @@ from skillshelf.ranking.tokenize import (
     terms_of_pieces,
     tokenize,
 )
+from skillshelf.ranking.when_to_use import when_to_use_sections
 
 LIBRARY = [
     SearchDocument('pdf-forms', 'Fill in and flatten PDF forms.', body='Use pypdf to read AcroForm fields.'),
@@ -80,6 +76,46 @@ def test_full_width_text_is_normalised() -> None:
     assert tokenize('ＰＤＦ') == tokenize('pdf')
 
 
+@pytest.mark.parametrize('apostrophe', ["'", '\u2019'], ids=['straight', 'curly'])
+def test_contractions_and_possessives_give_no_term_of_their_own(apostrophe: str) -> None:
+    def terms(text: str) -> list[str]:
+        return tokenize(text.replace("'", apostrophe))
+
+    assert terms("what's") == []
+    assert 's' not in terms("What's the user's file")
+    assert terms("What's the user's file") == ['user', 'file']
+    assert terms("I'm sure you're right, we've seen they'll say I'd") == ['sure', 'right', 'seen', 'say']
+    # A negated auxiliary is a stop word and "not": no term at all, rather than `don` and `t`.
+    assert terms("don't DOESN'T can't won't isn't") == []
+    assert terms("the team's deploy doesn't start") == ['team', 'deploy', 'start']
+    # Only an ending after a letter or digit: a quoted letter and other apostrophes still split words.
+    assert terms("the 's' flag of rock'n'roll by O'Brien in the 90's") == [
+        's',
+        'flag',
+        'rock',
+        'n',
+        'roll',
+        'o',
+        'brien',
+        '90',
+    ]
+
+
+POSSESSIVES = [
+    SearchDocument('brand-voice', "Apply the company's brand voice.", body="Follow the brand's style guide."),
+    SearchDocument('doc-coauthoring', 'Co-author documents.', body="It's a workflow for the user's docs."),
+]
+
+
+def test_a_possessive_in_the_query_finds_no_unrelated_skill() -> None:
+    # In Anthropic's public skills library, the term `s` of "what's" ranked an unrelated skill first (0.988).
+    index = SkillIndex(POSSESSIVES)
+    assert index.search("what's the weather in Paris", 5, threshold=0) == []
+    assert index.search('What\u2019s the weather in Paris', 5, threshold=0) == []
+    with_weather = SkillIndex([*POSSESSIVES, SearchDocument('weather', 'Get the weather forecast for a city.')])
+    assert [hit.name for hit in with_weather.search("what's the weather in Paris", 5, threshold=0)] == ['weather']
+
+
 def test_a_full_term_cache_still_gives_every_word_its_terms(monkeypatch: pytest.MonkeyPatch) -> None:
     cached = len(_tokenize._TERMS)  # pyright: ignore[reportPrivateUsage]
     monkeypatch.setattr(_tokenize, '_CACHE_LIMIT', cached + 2)
@@ -88,7 +124,13 @@ def test_a_full_term_cache_still_gives_every_word_its_terms(monkeypatch: pytest.
     assert len(_tokenize._TERMS) == cached + 2  # pyright: ignore[reportPrivateUsage]
 
 
-MIXED_SCRIPT = st.sampled_from(list("aZ9 _-.':·Σσİé\u0301\u0345ﬁＰ\u00a0\u2024\u2028代码한국\u1100\u1161ΑΔ\U0001f600"))
+MIXED_SCRIPT = st.sampled_from(
+    [
+        *"aZ9 _-.':·Σσİé\u0301\u0345ﬁＰ\u00a0\u2024\u2028代码한국\u1100\u1161ΑΔ\U0001f600",
+        *("'s", "N'T", '\u2019re', '\uff07d', "'ll", 's', 't'),  # contractions: straight, curly and full-width
+    ]
+)
+CONTRACTION_ENDING = re.compile(r"(?<=[^\W_])['\u2019](?:s|re|ve|ll|d|m)(?![^\W_])|[^\W_]*n['\u2019]t(?![^\W_])")
 
 
 @settings(max_examples=300, deadline=None)
@@ -99,7 +141,9 @@ def test_fast_splitting_agrees_with_one_unicode_regex(text: str) -> None:
     def same_sigma(terms: list[str]) -> list[str]:
         return [term.replace('ς', 'σ') for term in terms]
 
-    reference = re.findall(r'[^\W_]+', unicodedata.normalize('NFKC', text).lower())
+    # Contraction endings and `n't` words are dropped from the normalised text first.
+    normalised = CONTRACTION_ENDING.sub(' ', unicodedata.normalize('NFKC', text).lower())
+    reference = re.findall(r'[^\W_]+', normalised)
     expected = [term for word in reference for term in piece_terms(word)]
     assert same_sigma(tokenize(text)) == same_sigma(expected)
 
@@ -351,44 +395,43 @@ def test_prepare_search_builds_the_index_before_the_first_search(
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
     library = SkillLibrary.build(directories=[write_library(tmp_path / 'lib', 12)])
     built: list[int] = []
-    build = skillshelf.library.build_skill_index
+    build = skillshelf.library.lexical_index
 
-    def counting(skills: list[Skill[Any]]) -> SkillIndex:
-        built.append(len(skills))
-        return build(skills)
+    def counting(headlines: Sequence[SearchDocument], *args: Any) -> SkillIndex:
+        built.append(len(headlines))
+        return build(headlines, *args)
 
-    monkeypatch.setattr(skillshelf.library, 'build_skill_index', counting)
+    monkeypatch.setattr(skillshelf.library, 'lexical_index', counting)
     library.prepare_search()
     assert built == [12]
     assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
     assert built == [12]
 
 
-def test_the_index_searches_the_bodies_discovery_read_until_a_refresh(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_index_keeps_the_bodies_it_read_until_a_refresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
     root = write_library(tmp_path / 'lib', 12)
     library = SkillLibrary.build(directories=[root])
+    assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
     skill_file = root / 'skill-0003' / 'SKILL.md'
     skill_file.write_text(skill_file.read_text(encoding='utf-8').replace('word3', 'zeppelin'), encoding='utf-8')
 
-    # Names, descriptions and the indexed bodies all come from the same reading of the files.
     assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
     assert library.search('zeppelin', 3) == []
     library.refresh()
     assert [hit.name for hit in library.search('zeppelin', 3)] == ['skill-0003']
+    assert library.search('word3', 3) == []
 
 
-def test_discovery_read_of_the_bodies_is_dropped_once_the_index_is_built(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_body_that_cannot_be_read_is_indexed_without_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
-    library = SkillLibrary.build(directories=[write_library(tmp_path / 'lib', 12)])
-    kept = [skill._body_start for skill in library.skills.values()]  # pyright: ignore[reportPrivateUsage]
-    assert all(start is not None and start.whole for start in kept)
-    library.search('kubernetes', 3)
-    assert all(skill._body_start is None for skill in library.skills.values())  # pyright: ignore[reportPrivateUsage]
+    root = write_library(tmp_path / 'lib', 12)
+    library = SkillLibrary.build(directories=[root])
+    (root / 'skill-0003' / 'SKILL.md').unlink()  # gone between discovery and the first search
+
+    assert library.search('word3', 3) == []
+    assert [hit.name for hit in library.search('topic 3', 1)] == ['skill-0003']  # its description is still known
+    assert [hit.name for hit in library.search('word4', 3)] == ['skill-0004']
 
 
 def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -396,24 +439,47 @@ def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(cache))
     assert cache_directory() == cache
     root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)
-    skills = list(SkillLibrary.build(directories=[root]).skills.values())
 
-    built = build_skill_index(skills)
-    cached_files = list(cache.glob('index-*.arrays'))
-    assert len(cached_files) == 1
-    with monkeypatch.context() as patch:  # nothing may be indexed again: the index comes from the file
-        patch.setattr(skillshelf.ranking.cache, '_document', lambda *args: pytest.fail('indexed again'))  # pyright: ignore[reportUnknownLambdaType]
-        loaded = build_skill_index(skills)
+    built = SkillLibrary.build(directories=[root])
+    built.prepare_search()
+    [cached_file] = cache.glob('index-*.npz')
+    assert built.index_cache_path() == cached_file
+    loaded = SkillLibrary.build(directories=[root])
+    with monkeypatch.context() as patch:  # no body may be read again: the index comes from the file
+        patch.setattr(skillshelf.library, '_body', lambda *args: pytest.fail('indexed again'))  # pyright: ignore[reportUnknownLambdaType]
+        loaded.prepare_search()
     for query in ('kubernetes', 'word42', 'topic 199'):
         assert loaded.search(query, 5) == built.search(query, 5)
-    assert loaded.vocabulary == built.vocabulary
+    assert vocabulary(loaded) == vocabulary(built)
 
     # Editing a SKILL.md changes the key: the stale file is not used.
     skill_file = root / 'skill-0042' / 'SKILL.md'
     skill_file.write_text(skill_file.read_text(encoding='utf-8').replace('word42', 'zeppelin'), encoding='utf-8')
-    fresh = build_skill_index(list(SkillLibrary.build(directories=[root]).skills.values()))
+    fresh = SkillLibrary.build(directories=[root])
     assert [hit.name for hit in fresh.search('zeppelin', 1)] == ['skill-0042']
-    assert len(list(cache.glob('index-*.arrays'))) == 2
+    assert len(list(cache.glob('index-*.npz'))) == 2
+
+
+def vocabulary(library: SkillLibrary) -> dict[str, int]:
+    index = library._index  # pyright: ignore[reportPrivateUsage]
+    assert index is not None
+    return index.vocabulary
+
+
+def test_python_skills_are_part_of_the_index_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(tmp_path / 'cache'))
+    root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)
+
+    def library(instructions: str) -> SkillLibrary:
+        weather = Skill(name='weather', description='Weather forecasts.', instructions=instructions)
+        return SkillLibrary.build([weather], directories=[root])
+
+    first = library('Call the forecast API.')
+    assert [hit.name for hit in first.search('forecast api', 1)] == ['weather']
+    changed = library('Read the barometer.')
+    assert changed.index_cache_path() != first.index_cache_path()
+    assert [hit.name for hit in changed.search('barometer', 1)] == ['weather']
+    assert SkillLibrary.build(directories=[write_library(tmp_path / 'small', 3)]).index_cache_path() is None
 
 
 def test_one_library_has_one_index_cache_however_its_directory_is_spelled(
@@ -423,115 +489,88 @@ def test_one_library_has_one_index_cache_however_its_directory_is_spelled(
     root = write_library(tmp_path / 'work' / 'lib', CACHE_MIN_SKILLS)
     monkeypatch.chdir(tmp_path / 'work')
     spellings = [root, Path('lib'), Path('./lib/'), tmp_path / 'work' / '..' / 'work' / 'lib']
-    paths = {index_cache_path(SkillLibrary.build(directories=[spelling]).skills.values()) for spelling in spellings}
+    paths = {SkillLibrary.build(directories=[spelling]).index_cache_path() for spelling in spellings}
     assert len(paths) == 1
     [path] = paths
+    assert path is not None
     # The key names each file by its absolute path: the same relative spelling elsewhere is another library.
     other = write_library(tmp_path / 'elsewhere' / 'lib', CACHE_MIN_SKILLS)
     monkeypatch.chdir(other.parent)
-    assert index_cache_path(SkillLibrary.build(directories=[Path('lib')]).skills.values()) != path
+    assert SkillLibrary.build(directories=[Path('lib')]).index_cache_path() != path
 
 
-@pytest.mark.parametrize('enabled', [True, False], ids=['collector on', 'collector off'])
-def test_the_garbage_collector_is_paused_while_building_and_left_as_it_was(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, enabled: bool
-) -> None:
-    monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(tmp_path / 'cache'))
-    seen_while_reading: list[bool] = []
-    parse_head = skillshelf.frontmatter_cache.parse_head  # pyright: ignore[reportPrivateImportUsage]
-    document = skillshelf.ranking.cache._document  # pyright: ignore[reportPrivateUsage]
+def _rewritten(name: str, change: Callable[[Any], Any]) -> Callable[[bytes], bytes]:
+    """A corruption: the file with one array changed, written as skillshelf writes it (a valid file, wrong contents)."""
 
-    def reading(skill_file: Path, body_chars: int = 0) -> Any:
-        seen_while_reading.append(gc.isenabled())
-        return parse_head(skill_file, body_chars)
+    def corrupt(data: bytes) -> bytes:
+        with np.load(io.BytesIO(data), allow_pickle=False) as stored:
+            arrays = {key: stored[key] for key in stored.files}
+        arrays[name] = change(arrays[name])
+        written = io.BytesIO()
+        np.savez(written, allow_pickle=True, **arrays)
+        return written.getvalue()
 
-    def indexing(*args: Any) -> Any:
-        seen_while_reading.append(gc.isenabled())
-        return document(*args)
-
-    monkeypatch.setattr(skillshelf.frontmatter_cache, 'parse_head', reading)
-    monkeypatch.setattr(skillshelf.ranking.cache, '_document', indexing)
-    was = gc.isenabled()
-    (gc.enable if enabled else gc.disable)()
-    try:
-        library = SkillLibrary.build(directories=[write_library(tmp_path / 'skills', 8)])
-        assert library.search('kubernetes', 1)
-        library.refresh()
-        assert gc.isenabled() is enabled
-    finally:
-        (gc.enable if was else gc.disable)()
-    assert seen_while_reading == [False] * 16  # 8 skills discovered, then indexed
+    return corrupt
 
 
-def test_the_collector_comes_back_after_an_error() -> None:
-    assert gc.isenabled()
-    with pytest.raises(RuntimeError), gc_paused():
-        raise RuntimeError('boom')
-    assert gc.isenabled()
+def _without(name: str) -> Callable[[bytes], bytes]:
+    def corrupt(data: bytes) -> bytes:
+        with np.load(io.BytesIO(data), allow_pickle=False) as stored:
+            arrays = {key: stored[key] for key in stored.files if key != name}
+        written = io.BytesIO()
+        np.savez(written, **arrays)
+        return written.getvalue()
+
+    return corrupt
 
 
-def _cut_in_half(data: bytes) -> bytes:
-    return data[: len(data) // 2]
-
-
-def _header_past_the_end(data: bytes) -> bytes:
-    return data.replace(b'"whole_docs", "<i4", ', b'"whole_docs", "<i4", 9999999', 1)
-
-
-def _unknown_dtype(data: bytes) -> bytes:
-    return data.replace(b'"<f4"', b'"|O8"', 1)
-
-
-def _header_not_json(data: bytes) -> bytes:
-    return data.replace(b'[["names"', b'{{"names"', 1)
-
-
-def _skill_out_of_range(data: bytes) -> bytes:
-    return _rewritten(data, 'whole_docs', lambda docs: docs + 1)
-
-
-def _rewritten(data: bytes, name: str, change: Callable[[Any], Any]) -> bytes:
-    """The file with one array changed, written as skillshelf writes it (a valid file with wrong contents)."""
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / 'index.arrays'
-        path.write_bytes(data)
-        arrays = {key: np.array(value) for key, value in read_arrays(path).items()}
-        arrays[name] = change(arrays[name]).astype(arrays[name].dtype)
-        write_arrays(path, arrays)
-        return path.read_bytes()
+def _flipped_byte(data: bytes) -> bytes:
+    middle = len(data) // 2
+    return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :]
 
 
 @pytest.mark.parametrize(
     'corrupt',
     [
         lambda data: b'not an index file',
-        _cut_in_half,
-        _header_past_the_end,
-        _unknown_dtype,
-        _header_not_json,
-        _skill_out_of_range,
+        lambda data: data[: len(data) // 2],
+        _flipped_byte,
+        _without('head_weights'),
+        _rewritten('whole_docs', lambda docs: docs + 1),
+        _rewritten('whole_docs', lambda docs: docs.astype(np.float64)),
+        _rewritten('whole_weights', lambda weights: np.array([object()] * len(weights))),
+        _rewritten('terms', lambda terms: np.frombuffer(b'\xff\xfe' + terms.tobytes(), dtype=np.uint8)),
+        _rewritten('whole_starts', lambda starts: starts[::-1].copy()),
     ],
     ids=[
         'other file',
         'cut in half',
-        'array past the end',
-        'object dtype',
-        'header not JSON',
+        'a flipped byte',
+        'an array missing',
         'skill id out of range',
+        'floats for skill ids',
+        'object dtype (pickled)',
+        'terms not UTF-8',
+        'offsets out of order',
     ],
 )
-def test_a_corrupt_cache_file_is_ignored(
+def test_a_corrupt_cache_file_is_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corrupt: Callable[[bytes], bytes]
 ) -> None:
     cache = tmp_path / 'cache'
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(cache))
-    skills = list(SkillLibrary.build(directories=[write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)]).skills.values())
-    build_skill_index(skills)
-    (cached,) = cache.glob('index-*.arrays')
+    root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)
+    SkillLibrary.build(directories=[root]).prepare_search()
+    [cached] = cache.glob('index-*.npz')
     damaged = corrupt(cached.read_bytes())
     assert damaged != cached.read_bytes()
     cached.write_bytes(damaged)
-    assert [hit.name for hit in build_skill_index(skills).search('kubernetes', 1)] == ['skill-0007']
+
+    assert [hit.name for hit in SkillLibrary.build(directories=[root]).search('kubernetes', 1)] == ['skill-0007']
+    # The rebuilt index replaced the damaged file, and the next process loads it.
+    with np.load(cached, allow_pickle=False) as rewritten:
+        assert rewritten['whole_docs'].dtype == np.int32
+    assert [hit.name for hit in SkillLibrary.build(directories=[root]).search('word42', 1)] == ['skill-0042']
 
 
 def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
+import os
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from ._gc import gc_paused
 from .discovery import Fingerprint, SkippedSkill, discover, fingerprint
 from .errors import SkillConflictError, SkillError, SkillWarning
 from .markdown.frontmatter import SKILL_FILE
-from .ranking.cache import SearchEngine, build_skill_index
-from .ranking.lexical import SearchHit, SkillIndex
-from .ranking.semantic import DEFAULT_LEXICAL_WEIGHT, SEARCH_MODES, Encoder, HybridIndex, SearchMode, check_available
-from .skill import Skill, folder_of
+from .ranking.cache import CACHE_MIN_SKILLS, LibraryCache, library_cache
+from .ranking.embeddings import Embeddings
+from .ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
+from .ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
+from .ranking.ranker import Ranker, SearchMode, SearchOptions, build_ranker, lexical_index
+from .ranking.semantic import Encoder
+from .skill import Skill
 
 __all__ = ('SkillLibrary', 'SkippedSkill', 'check_tool_names')
 
@@ -36,9 +40,13 @@ class SkillLibrary:
     removed: dict[str, str] = field(default_factory=dict[str, str])
     """Directory skills that disappeared since construction (folder deleted, moved or broken), with the reason."""
     _index: SkillIndex | None = field(default=None, init=False, repr=False)
-    _ranker: SkillIndex | HybridIndex | None = field(default=None, init=False, repr=False)
+    """The lexical index; hybrid search falls back to it when the encoder fails."""
+    _ranker: Ranker | None = field(default=None, init=False, repr=False)
+    """What `search` ranks with: `_index`, or a hybrid index over it."""
     _sources: _Sources | None = field(default=None, init=False, repr=False)
-    _engine: SearchEngine = field(default_factory=SearchEngine, init=False, repr=False)
+    _search: SearchOptions = field(default_factory=SearchOptions, init=False, repr=False)
+    _embeddings: Embeddings = field(default_factory=Embeddings, init=False, repr=False, compare=False)
+    """Kept across refreshes, so a rebuild embeds only the skills whose text changed."""
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @classmethod
@@ -71,14 +79,14 @@ class SkillLibrary:
             SemanticUnavailableError: `search='hybrid'` without an `encoder`, and the `[semantic]` extra is
                 not installed.
         """
-        engine = _search_engine(search, encoder, lexical_weight)
+        options = SearchOptions(search, encoder, lexical_weight)  # checked before any folder is read
         sources = _Sources(
             tuple(skills),
             tuple(Path(directory).expanduser() for directory in directories),
             frozenset(reserved_tool_names),
         )
         library = sources.collect()
-        library._engine = engine
+        library._search = options
         for problem in library.skipped:
             if strict:
                 raise SkillError(f'{problem.path}: {problem.problem}')
@@ -133,7 +141,7 @@ class SkillLibrary:
     @property
     def search_mode(self) -> SearchMode:
         """How `search` ranks: `'lexical'` or `'hybrid'`."""
-        return 'hybrid' if self._engine.hybrid else 'lexical'
+        return self._search.mode
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
         """Rank the skills for `query`; the index over the skills (bodies included) is built on first use.
@@ -145,14 +153,14 @@ class SkillLibrary:
         except Exception as error:
             # An embedding model or API that fails must not end the agent's run: rank lexically this time
             # (the next search tries the encoder again) and say why.
-            if not self._engine.hybrid or self._index is None:
+            if self._index is None or self._index is self._ranker:
                 raise
             warnings.warn(SkillWarning(f'hybrid search failed, so this search ranked lexically: {error}'), stacklevel=2)
             return self._index.search(query, limit)
 
     def prepare_search(self) -> None:
-        """Build the search index now rather than at the first search: index every skill's body (read again
-        only where discovery did not keep enough of it) and, with hybrid search, embed every skill.
+        """Build the search index now rather than at the first search: read and index the start of every skill's
+        body and, with hybrid search, embed every skill.
 
         A library of 200 or more folder skills also saves the result in the on-disk cache, so calling this
         in a build or deploy step makes the first search of later processes fast too. It blocks; from async
@@ -165,17 +173,43 @@ class SkillLibrary:
         """
         self._prepared_ranker()
 
-    def _prepared_ranker(self) -> SkillIndex | HybridIndex:
+    def _prepared_ranker(self) -> Ranker:
         with self._index_lock:  # concurrent first searches would each embed the whole library
             return self._ranker or self._build_ranker()
 
-    def _build_ranker(self) -> SkillIndex | HybridIndex:
+    def _build_ranker(self) -> Ranker:
         skills = list(self.skills.values())
+        headlines = [SearchDocument(skill.name, skill.description, skill.keywords) for skill in skills]
+        cache = self._search_cache(skills, headlines)
         if self._index is None:
-            self._index = build_skill_index(skills)
-        ranker = self._engine.build(skills, self._index)
-        self._ranker = ranker
-        return ranker
+            self._index = lexical_index(
+                headlines, lambda chars: [_body(skill, chars) for skill in skills], _RANKING, cache
+            )
+        self._ranker = build_ranker(self._index, headlines, self._search, self._embeddings, cache)
+        return self._ranker
+
+    def index_cache_path(self) -> Path | None:
+        """The file this library's search index is cached in, or `None` when it is not cached (caching is off, or
+        the library has fewer than `CACHE_MIN_SKILLS` folder skills). The file exists once the index is built."""
+        skills = list(self.skills.values())
+        cache = self._search_cache(skills, [SearchDocument(s.name, s.description, s.keywords) for s in skills])
+        return None if cache is None else cache.index_file
+
+    def _search_cache(self, skills: list[Skill[Any]], headlines: list[SearchDocument]) -> LibraryCache | None:
+        """The cache files of this library's search, for a library of `CACHE_MIN_SKILLS` folder skills or more.
+
+        The index's key covers each skill's text and folder, and the discovery fingerprint (a stat of every
+        `SKILL.md`, so an edited body gives another key); a Python skill's instructions are hashed instead.
+        """
+        folders = [None if (folder := skill.folder) is None else os.path.abspath(folder) for skill in skills]
+        if self._sources is None or len(folders) - folders.count(None) < CACHE_MIN_SKILLS:
+            return None
+        content = [
+            f'{headline.name}\0{headline.description}\0{headline.keywords}\0{folder or _instructions_hash(skill)}'
+            for skill, headline, folder in zip(skills, headlines, folders, strict=True)
+        ]
+        content.append(repr(self._sources.fingerprint))
+        return library_cache(_RANKING, content, {os.path.dirname(folder) for folder in folders if folder is not None})
 
     def __len__(self) -> int:
         return len(self.skills)
@@ -190,7 +224,6 @@ class _Sources:
     reserved_tool_names: frozenset[str]
     fingerprint: Fingerprint = ()
 
-    @gc_paused()
     def collect(self) -> SkillLibrary:
         """Read the directories (without warning) into a new library that remembers these sources."""
         by_name: dict[str, Skill[Any]] = {}
@@ -213,22 +246,27 @@ class _Sources:
         return library
 
 
-def _search_engine(search: object, encoder: object, lexical_weight: object) -> SearchEngine:
-    """Check the search options before any folder is read, so a mistake fails at construction."""
-    if search not in SEARCH_MODES:
-        raise SkillError(f"the search option must be 'lexical' or 'hybrid', not {search!r}")
-    if encoder is not None and not callable(encoder):
-        raise SkillError(f'the encoder must be a callable from texts to embedding rows, not {encoder!r}')
-    if isinstance(lexical_weight, bool) or not isinstance(lexical_weight, (int, float)) or not 0 <= lexical_weight <= 1:
-        raise SkillError(f'lexical_weight must be a number from 0 to 1, not {lexical_weight!r}')
-    if encoder is None and search == 'hybrid':
-        check_available()
-    hybrid = search == 'hybrid' or encoder is not None
-    return SearchEngine(hybrid, cast('Encoder | None', encoder), float(lexical_weight))
+_RANKING = RankingConfig()
 
 
-def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, str | None]]:
-    return [(name, skill.description, folder_of(skill)) for name, skill in skills.items()]
+def _body(skill: Skill[Any], chars: int) -> str:
+    """The start of a skill's instructions, for the index; one that can no longer be read is indexed without."""
+    if chars <= 0:
+        return ''
+    try:
+        return skill.load_instructions(chars)
+    except (SkillError, OSError):
+        return ''
+
+
+def _instructions_hash(skill: Skill[Any]) -> str:
+    """What stands for a Python skill's instructions in the index cache key (a folder skill's are in the
+    discovery fingerprint)."""
+    return hashlib.sha256(skill.load_instructions().encode('utf-8', 'surrogatepass')).hexdigest()
+
+
+def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, Path | None]]:
+    return [(name, skill.description, skill.folder) for name, skill in skills.items()]
 
 
 def _folder_name(path: Path) -> str:

@@ -19,7 +19,9 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 from .._imports import import_object
 from ..errors import SkillError
 from ..library import SkillLibrary, check_tool_names
-from ..ranking.semantic import DEFAULT_LEXICAL_WEIGHT, Encoder, SearchMode
+from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
+from ..ranking.ranker import SearchMode
+from ..ranking.semantic import Encoder
 from ..skill import Skill
 from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
 from .history import loaded_from_history, skill_tool_tag, tag_of

@@ -26,8 +26,8 @@ from ..discovery import SkippedSkill
 from ..errors import SkillError, SkillWarning
 from ..library import SkillLibrary
 from ..lint import SkillReport, lint_directories
-from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory, index_cache_path
-from ..ranking.semantic import SearchMode
+from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory
+from ..ranking.ranker import SearchMode
 from ..resources import ResourceError
 from ..skill import Skill
 from .eval import EvalFileError, EvalReport, evaluate, read_cases
@@ -514,7 +514,7 @@ def index(
         except Exception as error:  # an encoder or API failure: say what happened, not a traceback
             fail(f'the index was not built: {error}')
     seconds = time.perf_counter() - started
-    path = index_cache_path(library.skills.values())
+    path = library.index_cache_path()
     reason = _not_cached(path)
     if as_json:
         emit_json(

