@@ -24,7 +24,6 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
-import skillshelf.prefetch
 from skillshelf import Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
 from skillshelf.discovery import discover, fingerprint
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
@@ -708,6 +707,8 @@ ENTRY_KINDS = [
     'valid',
     'broken',
     'plain-file',
+    'other-file',
+    'readme',
     'no-skill-md',
     'hidden',
     'skill-md-dir',
@@ -719,17 +720,19 @@ ENTRY_KINDS = [
     'fifo',
     'mismatch',
     'invalid-utf8',
+    'root-link',
+    'etc-link',
+    'library-link',
+    'entry-loop',
+    'dangling-folder',
+    'fifo-entry',
 ]
 
 
 @PROPERTY_SETTINGS
-@given(kinds=st.lists(st.sampled_from(ENTRY_KINDS), min_size=1, max_size=8), strict=st.booleans(), cold=st.booleans())
-def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], strict: bool, cold: bool) -> None:
-    # `cold`: the disk looks slow, so the files are looked at and prefetched in threads first.
-    with tempfile.TemporaryDirectory() as directory, pytest.MonkeyPatch.context() as patch:
-        if cold:
-            patch.setattr(skillshelf.prefetch, '_MIN_FILES', 1)
-            patch.setattr(skillshelf.prefetch, '_COLD_SECONDS_PER_FILE', -1.0)
+@given(kinds=st.lists(st.sampled_from(ENTRY_KINDS), min_size=1, max_size=8), strict=st.booleans())
+def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], strict: bool) -> None:
+    with tempfile.TemporaryDirectory() as directory:
         base = Path(directory)
         root = base / 'lib'
         root.mkdir()
@@ -745,12 +748,19 @@ def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], str
             elif kind == 'broken':
                 write(root, name, f'---\nname: {name}\ndescription: [\n---\n')
             elif kind == 'plain-file':
-                entry.write_text('not a folder', encoding='utf-8')
+                name = names[-1] = f's{index}.md'
+                (root / name).write_text('---\nname: lost\n---\n', encoding='utf-8')
+            elif kind == 'other-file':
+                name = names[-1] = f's{index}.txt'
+                (root / name).write_text('notes', encoding='utf-8')
+                ignored.add(name)
+            elif kind == 'readme':
+                name = names[-1] = f'README-{index}.md'
+                (root / name).write_text('# My skills', encoding='utf-8')
                 ignored.add(name)
             elif kind == 'no-skill-md':
                 entry.mkdir()
                 (entry / 'README.md').write_text('hello', encoding='utf-8')
-                ignored.add(name)
             elif kind == 'hidden':
                 write(root, '.' + name, valid(name))
                 ignored.add(name)
@@ -776,10 +786,22 @@ def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], str
                 os.mkfifo(entry / 'SKILL.md')
             elif kind == 'mismatch':
                 write(root, name, valid('not-the-folder'))
+            elif kind == 'root-link':
+                entry.symlink_to('/', target_is_directory=True)
+            elif kind == 'etc-link':
+                entry.symlink_to('/etc', target_is_directory=True)
+            elif kind == 'library-link':
+                entry.symlink_to('.', target_is_directory=True)
+            elif kind == 'entry-loop':
+                entry.symlink_to(name)
+            elif kind == 'dangling-folder':
+                entry.symlink_to(base / 'gone', target_is_directory=True)
+            elif kind == 'fifo-entry':
+                os.mkfifo(entry)
             else:
                 write(root, name, b'---\nname: ' + name.encode() + b'\ndescription: \xc3\x28\n---\n')
 
-        if strict and any(kind not in {'valid', 'plain-file', 'no-skill-md', 'hidden'} for kind in kinds):
+        if strict and any(kind not in {'valid', 'readme', 'other-file', 'hidden'} for kind in kinds):
             with pytest.raises(SkillError):
                 run_with_timeout(lambda: build(root, strict=True))
             outcome_kind = 'strict: raised SkillError'
@@ -799,7 +821,8 @@ def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], str
             outcome_kind = 'all accounted for' + (' (some skipped)' if library.skipped else ' (none skipped)')
     example(
         'folder-layout',
-        'Any library layout (valid, broken, symlinked in and out, loops, FIFOs, hidden, mismatched folders) '
-        'accounts for every skill folder: loaded or skipped, never both, never silent; strict=True raises',
+        'Any library layout (valid, broken, symlinked in and out, loops, FIFOs, stray files, folders without '
+        'SKILL.md, hidden, mismatched folders) accounts for every entry: loaded or skipped, never both, never silent '
+        '(only hidden entries, documents such as README.md and files unlike a skill are ignored); strict=True raises',
         outcome_kind,
     )

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inline_snapshot import snapshot
 
-import skillshelf.markdown.frontmatter
+import skillshelf.files
 from skillshelf import Skill, SkillConflictError, SkillError, SkillFormatError, SkillLibrary, SkillWarning
-from skillshelf.markdown.frontmatter import parse_head, read_body
+from skillshelf.markdown import guarded_yaml
+from skillshelf.markdown.frontmatter import read_body, read_frontmatter
 
 
 def write_skill(root: Path, folder: str, text: str, **files: str) -> Path:
@@ -155,16 +156,20 @@ def test_a_broken_skill_is_skipped_with_a_warning_and_never_hides_the_valid_ones
     write_skill(tmp_path, 'zeta', '---\nname: zeta\ndescription: Last.\n---\n')
     (tmp_path / 'not-a-skill').mkdir()
     (tmp_path / '.hidden').mkdir()
+    (tmp_path / 'README.md').write_text('# Our skills', encoding='utf-8')
 
     with pytest.warns(SkillWarning) as caught:
         library = SkillLibrary.build(directories=[tmp_path])
 
     assert list(library.skills) == ['alpha', 'zeta']
+    no_skill_md = 'the folder has no SKILL.md, so it is not a skill (skills in its sub-folders are not read)'
     assert [str(w.message) for w in caught] == [
-        f'skipped {tmp_path / "broken" / "SKILL.md"}: the frontmatter has no `description` field'
+        f'skipped {tmp_path / "broken" / "SKILL.md"}: the frontmatter has no `description` field',
+        f'skipped {tmp_path / "not-a-skill"}: {no_skill_md}',
     ]
-    assert [(s.path.parent.name, s.problem) for s in library.skipped] == [
-        ('broken', 'the frontmatter has no `description` field')
+    assert [(s.path.relative_to(tmp_path).parts[0], s.problem) for s in library.skipped] == [
+        ('broken', 'the frontmatter has no `description` field'),
+        ('not-a-skill', no_skill_md),
     ]
 
 
@@ -253,31 +258,49 @@ FRONTMATTER_SHAPES = [
 
 
 @pytest.mark.parametrize('text', FRONTMATTER_SHAPES)
-def test_the_fast_and_the_guarded_yaml_loaders_agree(text: str) -> None:
-    from skillshelf.markdown import frontmatter as _markdown
+def test_the_pure_python_fallback_reads_common_frontmatter_as_libyaml_does(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without libyaml (a PyYAML built without it), the same guarded loader runs on the pure-Python parser."""
+    assert guarded_yaml._BASE_LOADER is yaml.CSafeLoader  # pyright: ignore[reportPrivateUsage]
 
-    assert _markdown._FastFrontmatterLoader is not None
-
-    def outcome(loader: type) -> object:
+    def outcome() -> object:
         try:
-            return ('value', yaml.load(text, Loader=loader))
+            return ('value', guarded_yaml.load(text))
         except Exception as error:
             return ('error', type(error).__name__)
 
-    assert outcome(_markdown._FastFrontmatterLoader) == outcome(_markdown._FrontmatterLoader)
+    with_libyaml = outcome()
+    monkeypatch.setattr(guarded_yaml, '_BASE_LOADER', yaml.SafeLoader)
+    monkeypatch.setattr(guarded_yaml, '_LOADER', guarded_yaml._loader_class(yaml.SafeLoader))  # pyright: ignore[reportPrivateUsage]
+    assert outcome() == with_libyaml
 
 
-def test_deep_nesting_is_never_handed_to_libyaml() -> None:
-    from skillshelf.markdown import frontmatter as _markdown
+@pytest.mark.parametrize(
+    'deep',
+    [
+        'm: ' + '[' * 30_000 + ']' * 30_000,
+        'm: ' + '{a: ' * 5_000 + '1' + '}' * 5_000,
+        ''.join(f'{" " * level}k{level}:\n' for level in range(40)) + ' ' * 40 + 'v: 1',
+        '- ' * 40 + 'x',
+        '- ' * 20 + '[' * 20 + ']' * 20,
+    ],
+)
+def test_deep_nesting_is_refused_before_anything_is_built(deep: str) -> None:
+    # libyaml's composer recurses on the C stack: 30,000 brackets used to crash the process.
+    with pytest.raises(guarded_yaml.YAMLRefusedError, match=f'nested more than {guarded_yaml.MAX_YAML_DEPTH} levels'):
+        guarded_yaml.load(deep)
 
-    deep = '[' * 17 + ']' * 17
-    indented = ''.join(f'{" " * level}k{level}:\n' for level in range(20)) + ' ' * 20 + 'v: 1'
-    assert _markdown._nesting_bound(deep) > _markdown.MAX_YAML_DEPTH // 2
-    assert _markdown._nesting_bound(indented) > _markdown.MAX_YAML_DEPTH // 2
-    assert _markdown._nesting_bound('name: a\ndescription: b - c - d [x]') <= _markdown.MAX_YAML_DEPTH // 2
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    limit = guarded_yaml.MAX_YAML_DEPTH
+    # The root mapping is level 1 and the innermost scalar level `limit`.
+    assert guarded_yaml.load('m: ' + '[' * (limit - 2) + '1' + ']' * (limit - 2)) is not None
+    with pytest.raises(guarded_yaml.YAMLRefusedError):
+        guarded_yaml.load('m: ' + '[' * (limit - 1) + '1' + ']' * (limit - 1))
 
 
-# Bodies far past the frontmatter read bound (~128 KB), so the bounded read really cuts the file.
+# Bodies far larger than a frontmatter may be.
 @pytest.mark.parametrize('body', ['plain words ' * 20_000, 'é' * 100_000, '日本語の説明' * 12_000, '🙂x' * 40_000])
 @pytest.mark.parametrize('max_chars', [1, 4_097, 10_000])
 def test_the_start_of_a_body_reads_as_the_start_of_the_whole_body(tmp_path: Path, body: str, max_chars: int) -> None:
@@ -286,55 +309,26 @@ def test_the_start_of_a_body_reads_as_the_start_of_the_whole_body(tmp_path: Path
     assert len(skill.load_instructions(max_chars)) == max_chars
 
 
-@pytest.mark.parametrize('body', ['plain words ' * 20_000, 'é' * 100_000, '日本語の説明' * 12_000, '🙂x' * 40_000])
-@pytest.mark.parametrize('kept', [1, 4_097, 10_000])
-def test_discovery_keeps_the_start_of_a_body_as_read_body_gives_it(tmp_path: Path, body: str, kept: int) -> None:
-    skill_file = write_skill(tmp_path, 'demo', f'---\nname: demo\ndescription: Demo.\n---\n\n{body}\n') / 'SKILL.md'
-    front, start = parse_head(skill_file, kept)
-    assert front.name == 'demo'
-    assert start is not None
-    assert not start.whole
-    for wanted in {1, kept // 2 + 1, kept}:
-        assert start.first(wanted) == read_body(skill_file, wanted)
-    assert start.first(kept + 1) is None  # more than was kept: the index reads the file
-
-
 BODY_CHARACTERS = st.sampled_from(list('ab \n\r\t\u3000\u00a0é日🙂-'))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(BODY_CHARACTERS, max_size=60).map(''.join), st.integers(1, 40), st.integers(1, 40))
-def test_a_kept_body_start_agrees_with_read_body(
-    tmp_path_factory: pytest.TempPathFactory, body: str, kept: int, wanted: int
+@given(st.lists(BODY_CHARACTERS, max_size=60).map(''.join), st.integers(1, 40))
+def test_a_body_is_the_text_after_the_closing_line_stripped(
+    tmp_path_factory: pytest.TempPathFactory, body: str, wanted: int
 ) -> None:
     folder = tmp_path_factory.mktemp('skills') / 'demo'
     folder.mkdir()
     skill_file = folder / 'SKILL.md'
     skill_file.write_bytes(f'---\r\nname: demo\r\ndescription: Demo.\r\n---\r\n{body}'.encode())
-    start = parse_head(skill_file, kept)[1]
-    if start is None:  # the index then reads the file
-        # Only when blank space other than ASCII opens the body, or ends the kept start (it may end the body).
-        opening = body.lstrip(' \n\r\t')
-        assert opening[:1].isspace() or opening[:kept] != opening[:kept].rstrip()
-        return
-    found = start.first(wanted)
-    if wanted <= kept or start.whole:
-        assert found == read_body(skill_file, wanted)
-    else:
-        assert found is None
-
-
-def test_a_body_that_is_not_utf8_is_left_for_the_index_to_read(tmp_path: Path) -> None:
-    folder = tmp_path / 'demo'
-    folder.mkdir()
-    (folder / 'SKILL.md').write_bytes(b'---\nname: demo\ndescription: Demo.\n---\nBad \xff byte.\n')
-    front, start = parse_head(folder / 'SKILL.md', 100)
-    assert (front.name, start) == ('demo', None)
-    assert parse_head(folder / 'SKILL.md', 0)[1] is None
+    whole = body.replace('\r\n', '\n').strip() if '\r' not in body.replace('\r\n', '') else None
+    if whole is not None:
+        assert read_body(skill_file).replace('\r\n', '\n') == whole
+    assert read_body(skill_file, wanted) == read_body(skill_file)[:wanted]
 
 
 class ShortReads:
-    """The `os` module as `_markdown` sees it, with reads that return at most a few bytes, as a network or
+    """The `os` module as `skillshelf.files` sees it, with reads that return at most a few bytes, as a network or
     FUSE file system may."""
 
     def __init__(self, most: int) -> None:
@@ -352,10 +346,10 @@ class ShortReads:
 def test_short_reads_give_the_same_frontmatter_and_body(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     body = ''.join(f'Step {n}: do the thing, then check it. 数据 {n}\n' for n in range(3000))  # > 64 KB
     folder = write_skill(tmp_path, 'long', f'---\nname: long\ndescription: A long skill.\n---\n\n{body}')
-    expected = (parse_head(folder / 'SKILL.md', 500), read_body(folder / 'SKILL.md'))
+    expected = (read_frontmatter(folder / 'SKILL.md'), read_body(folder / 'SKILL.md'))
     short = ShortReads(most=4093)
-    monkeypatch.setattr(skillshelf.markdown.frontmatter, 'os', short)
+    monkeypatch.setattr(skillshelf.files, 'os', short)
 
-    assert (parse_head(folder / 'SKILL.md', 500), read_body(folder / 'SKILL.md')) == expected
+    assert (read_frontmatter(folder / 'SKILL.md'), read_body(folder / 'SKILL.md')) == expected
     assert expected[1] == body.strip()
     assert short.calls > len(body.encode()) // 4093  # the whole body came through the short reads

@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._gc import gc_paused
 from .errors import SkillFormatError
-from .frontmatter_cache import FrontmatterCache
-from .markdown.frontmatter import SKILL_FILE, parse_head, warn_notes
-from .prefetch import prefetch, stat_each, stat_or_none
-from .ranking.lexical import RankingConfig
-from .resources import ResourceError, skill_root
-from .skill import Skill, file_stamp, folder_skill
+from .markdown.frontmatter import SKILL_FILE, read_frontmatter
+from .skill import Skill
+
+__all__ = ('Discovery', 'Fingerprint', 'SkippedSkill', 'discover', 'fingerprint')
 
 
 @dataclass(frozen=True)
 class SkippedSkill:
-    """A `SKILL.md` that could not be used, and why."""
+    """A library entry that could not be used as a skill, and why."""
 
     path: Path
-    """The file (or directory) at fault."""
+    """The `SKILL.md`, folder or file at fault."""
     problem: str
     """What is wrong with it."""
 
@@ -37,181 +36,201 @@ Fingerprint = tuple[object, ...]
 class Discovery:
     """What one library directory holds."""
 
-    skills: list[Skill[Any]]
+    skills: list[Skill[Any]] = field(default_factory=list[Skill[Any]])
     """Valid skills, ordered by folder name."""
-    skipped: list[SkippedSkill]
-    """Folders with a `SKILL.md` that failed to parse."""
+    skipped: list[SkippedSkill] = field(default_factory=list[SkippedSkill])
+    """Every entry that is not a skill, with the reason (except the documents `discover` ignores)."""
     fingerprint: Fingerprint = ()
     """`fingerprint([directory])` as it was when the directory was read: each file was looked at before it was read."""
 
 
-def discover(directory: Path) -> Discovery:
-    """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder that does.
+SKILL_LIKE_FILES = frozenset({'.md', '.markdown', '.skill', '.zip'})
+"""Suffixes of the files that look like a skill left out of its folder (a lone `pdf-forms.md`) or still packed
+(`pdf-forms.skill`, `pdf-forms.zip`): such a file in a library directory is reported, not ignored."""
+DOCUMENTS = re.compile(
+    r'(?:agents|authors|changelog|changes|claude|code_of_conduct|contributing|contributors|history|licen[cs]e|'
+    r'notice|readme|security)(?![a-z0-9])',
+    re.IGNORECASE,
+)
+"""Markdown files a library directory may hold beside its skill folders without a warning, matched at the start
+of the name: a repository's documents (`README.md`, `README-zh.md`, `LICENSE.md`, `AGENTS.md`, ...)."""
 
-    Folders are visited in sorted order so that every process sees the same library; hidden folders
-    (starting with `.`) are ignored. A broken skill is reported in `skipped` and never hides the others,
-    and so is a `SKILL.md` that cannot even be looked at (a symlink loop, a dangling link, a FIFO).
-    A skill folder that is a symlink must stay inside the library directory: one that points elsewhere
-    is skipped (list its target's parent as a library directory instead).
+
+def discover(directory: Path) -> Discovery:
+    """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
+
+    Entries are visited in sorted order, so that every process sees the same library. Every entry is a skill
+    or is reported in `skipped` with the reason, and a broken one never hides the others: a folder without a
+    `SKILL.md` or one that cannot be read, a `SKILL.md` that breaks the format, a dangling symlink or a symlink
+    loop, a FIFO or device, and a file that looks like a skill outside its folder (`*.md`, `*.skill`, `*.zip`).
+    Left alone, without a word: hidden entries (starting with `.`), the usual documents (`README.md`,
+    `LICENSE.md`, `AGENTS.md`, ...; see `DOCUMENTS`) and every other file (`Makefile`, `__init__.py`, ...).
+
+    A skill folder that is a symlink must lead inside the library directory: one that points elsewhere (`/`,
+    `/etc`, another library) is skipped (list its target's parent as a library directory instead).
     """
-    found = Discovery(skills=[], skipped=[])
-    look = _Look.of(directory)
-    if look.info is None or not stat.S_ISDIR(look.info.st_mode):
+    listing = _Listing.of(directory)
+    found = Discovery(fingerprint=listing.fingerprint())
+    if listing.info is None or not stat.S_ISDIR(listing.info.st_mode):
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
-    elif look.own_file is not None:
-        skill_file, info = look.own_file
-        absolute = os.path.abspath(skill_file)
-        _read_into(found, directory, skill_file, absolute, info, _body_chars(1), check_containment=False)
-    elif look.listing_error is not None:
-        error = look.listing_error
-        found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({error.strerror or error})'))
+    elif listing.is_skill_folder:
+        _read_skill(found, str(directory))
+    elif listing.error is not None:
+        found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
     else:
-        cache = FrontmatterCache(directory)
-        body_chars = _body_chars(sum(1 for _, _, info in look.entries if info is not None))
-        prefetch([file for entry, file, info in look.entries if _unread(entry, file, info, cache)])
-        # Joined once, not an `abspath` per skill (0.05 s at 100k): an entry name holds no separator.
-        absolute_directory = os.path.join(os.path.abspath(directory), '')
-        for entry, skill_file, info in look.entries:
-            if info is not None or (_is_folder(entry) and os.path.lexists(skill_file)):
-                absolute = absolute_directory + entry.name + _IN_FOLDER
-                # A real sub-folder is inside the library by construction; only a symlinked one needs resolving.
-                link = entry.is_symlink()
-                _read_into(
-                    found, entry.path, skill_file, absolute, info, body_chars, check_containment=link, cache=cache
-                )
-        cache.save()
-    found.fingerprint = look.fingerprint()
+        for entry, skill_file in listing.entries:
+            if _ignored(entry):
+                continue
+            if (problem := _entry_problem(entry, skill_file, directory)) is not None:
+                found.skipped.append(SkippedSkill(Path(entry.path), problem))
+            else:
+                _read_skill(found, entry.path)
     return found
 
 
-@dataclass
-class _Look:
-    """What one look at a library directory sees before any file is read: the `stat`s that discovery uses
-    and that `fingerprint` compares, taken in one place so the two always agree."""
-
-    info: os.stat_result | None
-    """The directory's own `stat`."""
-    own_file: tuple[str, os.stat_result | None] | None
-    """The directory's own `SKILL.md` and its `stat`, when the directory is itself a skill folder."""
-    entries: list[tuple[os.DirEntry[str], str, os.stat_result | None]]
-    """Each listed entry, the `SKILL.md` path inside it, and that file's `stat` (`None`: no folder or no file)."""
-    listing_error: OSError | None
-    key: str
-    """The directory as given, which names it in the fingerprint."""
-
-    @classmethod
-    def of(cls, directory: Path) -> _Look:
-        look = cls(stat_or_none(directory), None, [], None, str(directory))
-        if _has_skill_file(directory):
-            skill_file = os.path.join(directory, SKILL_FILE)
-            look.own_file = (skill_file, stat_or_none(skill_file))
-            return look
-        try:
-            listing = _listing(directory)
-        except OSError as error:
-            look.listing_error = error
-            return look
-        # Every entry's `SKILL.md` is looked at, even a file's: that `stat` fails (not a folder), as it should.
-        skill_files = [entry.path + _IN_FOLDER for entry in listing]
-        look.entries = list(zip(listing, skill_files, stat_each(skill_files), strict=True))
-        return look
-
-    def fingerprint(self) -> Fingerprint:
-        parts: list[object] = [(self.key, _stat_key(self.info))]
-        if self.own_file is not None:
-            parts.append(_stat_key(self.own_file[1]))
-        parts.extend((entry.name, _stat_key(info)) for entry, _, info in self.entries)
-        return tuple(parts)
-
-
-def _read_into(
-    found: Discovery,
-    folder: str | Path,
-    skill_file: str,
-    absolute_file: str,
-    info: os.stat_result | None,
-    body_chars: int,
-    *,
-    check_containment: bool,
-    cache: FrontmatterCache | None = None,
-) -> None:
-    if check_containment:
-        try:
-            skill_root(Path(folder))
-        except ResourceError:
-            target = _describe_target(Path(folder))
-            found.skipped.append(
-                SkippedSkill(
-                    Path(folder),
-                    f'the skill folder is a symlink to {target}, outside the library directory; '
-                    'skills are only read from inside a library (add its parent as a library directory instead)',
-                )
-            )
-            return
-    try:
-        if cache is not None:
-            front, body_start = cache.parse(skill_file, info, body_chars)
-        else:
-            front, body_start = parse_head(skill_file, body_chars)
-    except SkillFormatError as error:
-        found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
-        return
-    warn_notes(front, stacklevel=5)
-    stamp = None if info is None else file_stamp(absolute_file, info)
-    found.skills.append(folder_skill(folder, front, stamp, body_start))
-
-
-def _unread(entry: os.DirEntry[str], skill_file: str, info: os.stat_result | None, cache: FrontmatterCache) -> bool:
-    """Whether discovery will read this `SKILL.md` and may open it unchecked: a symlinked folder is first
-    checked to stay inside the library."""
-    return info is not None and not entry.is_symlink() and not cache.knows(skill_file)
-
-
-def _body_chars(skills: int) -> int:
-    """How much of each body to keep from discovery's read: what the search index of this many skills reads."""
-    return RankingConfig().body_limit(skills)
-
-
-def _describe_target(folder: Path) -> str:
-    try:
-        return str(folder.resolve())
-    except (OSError, RuntimeError):
-        return 'a path that cannot be resolved'
-
-
-@gc_paused()
 def fingerprint(directories: Sequence[Path]) -> Fingerprint:
     """A cheap signature of what discovery would read from `directories`: one `stat` per entry.
 
-    It changes when a skill folder is added, removed or renamed (the directory listing), or a
-    `SKILL.md` appears, disappears or is edited (its mtime, size and inode), so a library can tell
-    that it should be read again without reading any file.
+    It changes when a skill folder is added, removed or renamed (the directory listing), or a `SKILL.md`
+    appears, disappears or is edited (its mtime, size and inode), so a library can tell that it should be
+    read again without reading any file. Each directory is named by its absolute path, so `skills`,
+    `./skills/` and `/home/me/skills` give one signature.
     """
-    return tuple(part for directory in directories for part in _Look.of(directory).fingerprint())
+    return tuple(part for directory in directories for part in _Listing.of(directory).fingerprint())
 
 
-_IN_FOLDER = os.sep + SKILL_FILE
-"""A folder's path plus this is its `SKILL.md`: `os.path.join` costs a tenth of a second per 100k folders."""
+@dataclass
+class _Listing:
+    """One look at a library directory before any file is read: the `stat`s that `fingerprint` compares."""
+
+    key: str
+    """The directory's absolute path, which names it in the fingerprint."""
+    info: os.stat_result | None
+    """The directory's own `stat`, `None` if there is nothing there."""
+    is_skill_folder: bool = False
+    """Whether the directory holds a `SKILL.md` (of any kind, so that a broken one is reported)."""
+    own_file: os.stat_result | None = None
+    """The `stat` of the directory's own `SKILL.md`, when it is a skill folder."""
+    entries: list[tuple[os.DirEntry[str], os.stat_result | None]] = field(
+        default_factory=list[tuple[os.DirEntry[str], os.stat_result | None]]
+    )
+    """Each visible entry by name, with the `stat` of the `SKILL.md` inside it (`None`: no such file)."""
+    error: OSError | None = None
+    """Why the directory could not be listed."""
+
+    @classmethod
+    def of(cls, directory: Path) -> _Listing:
+        listing = cls(os.path.abspath(directory), _stat(directory))
+        skill_file = os.path.join(directory, SKILL_FILE)
+        if os.path.lexists(skill_file):
+            listing.is_skill_folder, listing.own_file = True, _stat(skill_file)
+            return listing
+        try:
+            with os.scandir(directory) as scan:
+                visible = sorted((entry for entry in scan if not entry.name.startswith('.')), key=lambda e: e.name)
+        except OSError as error:
+            listing.error = error
+            return listing
+        listing.entries = [(entry, _stat(os.path.join(entry.path, SKILL_FILE))) for entry in visible]
+        return listing
+
+    def fingerprint(self) -> Fingerprint:
+        parts: list[object] = [(self.key, _stat_key(self.info))]
+        if self.is_skill_folder:
+            parts.append(_stat_key(self.own_file))
+        parts.extend((entry.name, _stat_key(info)) for entry, info in self.entries)
+        return tuple(parts)
 
 
-def _listing(directory: Path) -> list[os.DirEntry[str]]:
-    """The directory's entries in name order, hidden ones left out."""
-    with os.scandir(directory) as scan:
-        return sorted((entry for entry in scan if not entry.name.startswith('.')), key=lambda entry: entry.name)
-
-
-def _has_skill_file(folder: Path) -> bool:
-    """Whether `folder` has a `SKILL.md` entry of any kind, even a broken symlink, so problems get reported."""
-    return os.path.lexists(os.path.join(folder, SKILL_FILE))
-
-
-def _is_folder(entry: os.DirEntry[str]) -> bool:
-    """Whether the listed `entry` is a folder (or a link to one); the listing already knows about real folders."""
+def _read_skill(found: Discovery, folder: str) -> None:
     try:
-        return entry.is_dir()
+        front = read_frontmatter(os.path.join(folder, SKILL_FILE))
+    except SkillFormatError as error:
+        found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
+        return
+    found.skills.append(Skill.from_frontmatter(folder, front))
+
+
+def _entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, library: Path) -> str | None:
+    """Why the listed `entry` cannot be a skill folder, before its `SKILL.md` (whose `stat` is `skill_file`) is
+    read; `None` if it may be one."""
+    try:
+        info = os.stat(entry.path)  # follows a symlink: what matters is what it leads to
+    except OSError as error:
+        return _broken_link(entry, error)
+    if stat.S_ISREG(info.st_mode):
+        return f'{_kind(entry)} a file, not a skill folder (a folder holding a {SKILL_FILE})'
+    if not stat.S_ISDIR(info.st_mode):
+        return f'{_kind(entry)} a special file (a FIFO, socket or device), not a skill folder'
+    if entry.is_symlink() and (problem := _outside(entry, library)) is not None:
+        return problem
+    if skill_file is not None:
+        return None
+    try:
+        os.lstat(os.path.join(entry.path, SKILL_FILE))
+    except FileNotFoundError:
+        return f'the folder has no {SKILL_FILE}, so it is not a skill (skills in its sub-folders are not read)'
+    except OSError as error:
+        return f'cannot read the folder ({_reason(error)})'
+    return None
+
+
+def _ignored(entry: os.DirEntry[str]) -> bool:
+    """Whether `entry` is a file that is no attempt at a skill: not skill-like (see `SKILL_LIKE_FILES`), or
+    one of the usual documents (see `DOCUMENTS`). Folders and special files are never ignored."""
+    try:
+        if entry.is_dir() or not entry.is_file():
+            return False
     except OSError:
         return False
+    suffix = os.path.splitext(entry.name)[1].lower()
+    return suffix not in SKILL_LIKE_FILES or DOCUMENTS.match(entry.name) is not None
+
+
+def _kind(entry: os.DirEntry[str]) -> str:
+    return 'it is a symlink to' if entry.is_symlink() else 'it is'
+
+
+def _broken_link(entry: os.DirEntry[str], error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return 'it is a symlink loop'
+    if error.errno in (errno.ENOENT, errno.ENOTDIR) and entry.is_symlink():
+        return f'it is a symlink to {_link_target(entry)}, which does not exist'
+    return f'cannot look at it ({_reason(error)})'
+
+
+def _outside(entry: os.DirEntry[str], library: Path) -> str | None:
+    """Why the symlinked folder `entry` is not read: it leads outside the library directory (or to the
+    library itself); `None` if it leads inside."""
+    target = os.path.realpath(entry.path)
+    root = os.path.realpath(library)
+    if target == root:
+        return 'the skill folder is a symlink to the library directory itself'
+    if not target.startswith(os.path.join(root, '')):
+        return (
+            f'the skill folder is a symlink to {target}, outside the library directory; skills are only read from '
+            'inside a library (add its parent as a library directory instead)'
+        )
+    return None
+
+
+def _link_target(entry: os.DirEntry[str]) -> str:
+    try:
+        return os.readlink(entry.path)
+    except OSError:
+        return 'a path that cannot be read'
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error) or type(error).__name__
+
+
+def _stat(path: str | Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
 
 
 def _stat_key(info: os.stat_result | None) -> tuple[int, int, int] | None:

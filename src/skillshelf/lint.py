@@ -18,14 +18,16 @@ from typing import Any, Literal, cast
 import yaml
 
 from .errors import SkillFormatError, SkillWarning
+from .markdown import guarded_yaml
 from .markdown.frontmatter import (
-    DELIMITER,
     KNOWN_FIELDS,
     MAX_COMPATIBILITY_LENGTH,
     MAX_DESCRIPTION_LENGTH,
-    MAX_SKILL_FILE_BYTES,
     SKILL_FILE,
     name_problem,
+    read_body,
+    read_frontmatter_text,
+    unencodable_problem,
 )
 from .skill import Skill
 
@@ -49,10 +51,10 @@ CHARACTERS_PER_TOKEN = 4
 _WHEN = re.compile(r'\b(use|used|invoke|trigger(?:ed|s)?|apply|load)\b[^.]{0,40}\b(when|for|if|whenever|to)\b', re.I)
 _WHEN_ALONE = re.compile(r'\b(when|whenever)\b', re.I)
 _FIRST_PERSON = re.compile(r"^\s*(i|i'm|i am|we|you|you can|this skill lets you)\b", re.I)
-_LINK = re.compile(r'!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
+_LINK = re.compile(r'!?\[[^\[\]\n]*\]\(\s*<?([^()\s<>]+)>?(?:\s+"[^"\n]*")?\s*\)')
+"""A markdown link or image and its target. Link text holds no bracket and the target no parenthesis, so a match
+attempt stops at the next one: a body of thousands of `[` or `[a](` is scanned in linear time."""
 _SPEC_DIR_PATH = re.compile(r'`((?:scripts|references|assets)/[^`\s]+)`')
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
-"""libyaml's safe loader when PyYAML was built with it: the same results, several times faster."""
 _FENCE = re.compile(r'^(```|~~~).*?^\1', re.S | re.M)
 
 
@@ -180,55 +182,57 @@ def lint_folder(folder: Path) -> SkillReport:
     if data is not None:
         name = _check_fields(folder, data, findings)
     _check_loads(folder, findings)
-    body = _body(skill_file)
-    if body is not None:
+    try:
+        body = read_body(skill_file)
+    except SkillFormatError as error:
+        if not any(finding.severity == 'error' for finding in findings):
+            findings.append(Finding('loads', 'error', f'skillshelf cannot load the skill: {error.problem}'))
+    else:
         _check_body(folder, body, findings)
     return SkillReport(folder, name, findings)
 
 
 def _frontmatter_fields(skill_file: Path, findings: list[Finding]) -> dict[str, Any] | None:
-    """The frontmatter mapping as YAML reads it, or `None` after recording why it cannot be read."""
+    """The frontmatter mapping as the library's reader and YAML loader read it (strictly: no repairs), or `None`
+    after recording why it cannot be read."""
 
     def problem(message: str) -> None:
         findings.append(Finding('frontmatter', 'error', message))
 
-    text = _text(skill_file)
-    if text is None:
-        problem(f'{SKILL_FILE} cannot be read as UTF-8 text of at most {MAX_SKILL_FILE_BYTES:,} bytes')
-        return None
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != DELIMITER:
-        problem(f'{SKILL_FILE} must start with a `---` line opening the YAML frontmatter')
-        return None
-    closing = next((index for index in range(1, len(lines)) if lines[index].strip() == DELIMITER), None)
-    if closing is None:
-        problem('the frontmatter is not closed by a `---` line')
-        return None
-    head = '\n'.join(lines[1:closing])
     try:
-        node = cast('yaml.Node | None', yaml.compose(head, Loader=_LOADER))  # pyright: ignore[reportUnknownMemberType]
-        data: Any = yaml.load(head, Loader=_LOADER)
+        head = read_frontmatter_text(skill_file)
+        node = guarded_yaml.compose(head)
+    except SkillFormatError as error:
+        problem(error.problem)
+        return None
+    except guarded_yaml.YAMLRefusedError as error:
+        problem(f'the frontmatter is refused: {error}')
+        return None
     except yaml.YAMLError as error:
         problem(_yaml_error(error))
         return None
-    if not isinstance(data, dict) or node is None:
+    if not isinstance(node, yaml.MappingNode):
         problem('the frontmatter must be a YAML mapping of fields (`name:`, `description:` ...)')
         return None
     if message := _strict_yaml_problem(node):
         problem(message)
         return None
-    return cast('dict[str, Any]', data)
+    try:
+        data = cast('dict[str, Any]', guarded_yaml.load(head))
+    except Exception as error:  # a value YAML reads as a type it cannot build: an impossible date, a huge integer
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        findings.append(Finding('field-type', 'error', f'YAML cannot convert a value ({detail}); quote it'))
+        return None
+    if message := unencodable_problem({str(key): value for key, value in data.items()}):
+        problem(message)
+        return None
+    return data
 
 
 def _yaml_error(error: yaml.YAMLError) -> str:
-    detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-    where = ''
-    if isinstance(error, yaml.MarkedYAMLError):
-        detail = error.problem or detail
-        if error.problem_mark is not None:
-            where = f' on line {error.problem_mark.line + 2} of {SKILL_FILE}'  # the frontmatter starts on line 2
+    detail = guarded_yaml.yaml_problem(error, first_line=2)  # the frontmatter starts on line 2
     hint = '; quote any value that contains ": "' if 'mapping values are not allowed' in detail else ''
-    return f'the frontmatter is not valid YAML{where}: {detail}{hint}'
+    return f'the frontmatter is not valid YAML: {detail}{hint}'
 
 
 def _strict_yaml_problem(node: yaml.Node) -> str | None:
@@ -393,26 +397,6 @@ def _check_loads(folder: Path, findings: list[Finding]) -> None:
     for warning in caught:
         if issubclass(warning.category, SkillWarning) and 'characters; the format allows' not in str(warning.message):
             findings.append(Finding('loads', 'warning', str(warning.message).split(': ', 1)[-1]))
-
-
-def _text(skill_file: Path) -> str | None:
-    try:
-        if skill_file.stat().st_size > MAX_SKILL_FILE_BYTES:
-            return None
-        return skill_file.read_bytes().decode('utf-8-sig')
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _body(skill_file: Path) -> str | None:
-    text = _text(skill_file)
-    if text is None:
-        return None
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != DELIMITER:
-        return None
-    closing = next((index for index in range(1, len(lines)) if lines[index].strip() == DELIMITER), None)
-    return None if closing is None else '\n'.join(lines[closing + 1 :]).strip()
 
 
 def _check_body(folder: Path, body: str, findings: list[Finding]) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,15 +12,10 @@ from pydantic_ai.tools import AgentDepsT, ToolFuncEither
 from pydantic_ai.toolsets import FunctionToolset
 
 from .errors import SkillFormatError
-from .markdown.frontmatter import SKILL_FILE, BodyStart, Frontmatter, name_problem, read_body, read_frontmatter
+from .markdown.frontmatter import SKILL_FILE, Frontmatter, name_problem, read_body, read_frontmatter, unencodable
 from .resources import ResourceError, list_folder_resources, read_folder_resource, safe_relative_path
 
-__all__ = ('FileStamp', 'Skill', 'file_stamp', 'folder_of', 'folder_skill')
-
-FileStamp = tuple[str, int, int]
-"""A `SKILL.md`'s absolute path, size and modification time in nanoseconds (see `file_stamp`)."""
-
-_TOOLSET_LOCK = threading.Lock()
+__all__ = ('Skill',)
 
 
 @dataclass(init=False)
@@ -42,15 +35,12 @@ class Skill(Generic[AgentDepsT]):
     """In-memory text resources by relative path (Python skills); folder skills read theirs from disk."""
     metadata: Mapping[str, Any]
     """Free-form metadata: the frontmatter `metadata` and unknown fields (`when_to_use`, `tags`, ...)."""
-    _folder: str | None
-    """The folder as a string: a 100k-skill library keeps no `Path` objects (and their part lists) alive, which
-    Python's cycle collector would walk again and again during every run."""
+    _folder: Path | None
+    """The `SKILL.md` folder; `None` for a skill defined in Python."""
     _instructions: str | None
+    """The instructions of a Python skill; a folder skill's are read from its `SKILL.md` when loaded."""
     _toolset: FunctionToolset[AgentDepsT] | None
-    _stamp: FileStamp | None
-    """Where discovery found the `SKILL.md`, with its size and mtime then (keys the search-index cache)."""
-    _body_start: BodyStart | None
-    """The start of the body from discovery's read of the `SKILL.md`, until the search index is built."""
+    """Made on first use: most folder skills have no tools, and a large library would make one for each."""
 
     def __init__(
         self,
@@ -74,41 +64,32 @@ class Skill(Generic[AgentDepsT]):
                 use durable execution; a toolset created here gets the id `skillshelf.<name>`.
             resources: Extra text the model can read after loading, by relative path.
             metadata: Free-form metadata; `keywords` (a string or list) is searched too.
+
+        Raises:
+            SkillFormatError: the name breaks the naming rules, the description is empty, or a text holds a
+                lone surrogate (which UTF-8, and so every model API, refuses).
         """
+        texts = {'the name': name, 'the description': description, 'the instructions': instructions}
+        for what, value in {**texts, 'a resource': resources or {}, 'the metadata': metadata or {}}.items():
+            if (where := unencodable(value)) is not None:
+                place = what if where == 'the text' else f'{what} ({where})'
+                raise SkillFormatError(None, f'skill {name!r}: {place} cannot be encoded as UTF-8 (a lone surrogate)')
         if problem := name_problem(name):
             raise SkillFormatError(None, f'skill {name!r}: {problem}')
         if not description.strip():
             raise SkillFormatError(None, f'skill {name!r}: the description is empty; say what it does and when')
-        self._set_fields(name, description.strip(), instructions, toolset, dict(resources or {}), dict(metadata or {}))
+        self.name = name
+        self.description = description.strip()
+        self.resources = dict(resources or {})
+        self.metadata = dict(metadata or {})
+        self._folder = None
+        self._instructions = instructions
+        self._toolset = toolset
         for tool in tools:
             if isinstance(tool, Tool):
                 self.toolset.add_tool(cast('Tool[AgentDepsT]', tool))
             else:
                 self.toolset.add_function(tool)
-
-    def _set_fields(
-        self,
-        name: str,
-        description: str,
-        instructions: str | None,
-        toolset: FunctionToolset[AgentDepsT] | None,
-        resources: dict[str, str],
-        metadata: dict[str, Any],
-        folder: str | None = None,
-        stamp: FileStamp | None = None,
-        body_start: BodyStart | None = None,
-    ) -> None:
-        """Every field, in one place for both ways a skill is made: `__init__` checks its arguments first;
-        `folder_skill` gets a frontmatter that was checked when it was read."""
-        self.name = name
-        self.description = description
-        self._instructions = instructions
-        self._toolset = toolset
-        self.resources = resources
-        self.metadata = metadata
-        self._folder = folder
-        self._stamp = stamp
-        self._body_start = body_start
 
     @classmethod
     def from_folder(cls, folder: str | Path) -> Skill[Any]:
@@ -118,22 +99,37 @@ class Skill(Generic[AgentDepsT]):
             SkillFormatError: the `SKILL.md` is missing or breaks the Agent Skills format.
         """
         folder = Path(folder)
-        return folder_skill(folder, read_frontmatter(folder / SKILL_FILE))
+        return cls.from_frontmatter(folder, read_frontmatter(folder / SKILL_FILE))
+
+    @classmethod
+    def from_frontmatter(cls, folder: str | Path, front: Frontmatter) -> Skill[Any]:
+        """The skill in `folder`, whose `SKILL.md` has the frontmatter `front` (read with `read_frontmatter`);
+        its body is read when it is loaded."""
+        known = {
+            'license': front.license,
+            'compatibility': front.compatibility,
+            'allowed-tools': list(front.allowed_tools),
+        }
+        metadata = {
+            **(front.model_extra or {}),
+            **front.metadata,
+            **{key: value for key, value in known.items() if value},
+        }
+        skill: Skill[Any] = cls(front.name, front.description, metadata=metadata)
+        skill._folder = Path(folder)
+        skill._instructions = None
+        return skill
 
     @property
     def folder(self) -> Path | None:
         """The skill's folder for `SKILL.md` skills; `None` for skills defined in Python."""
-        return None if self._folder is None else Path(self._folder)
+        return self._folder
 
     @property
     def toolset(self) -> FunctionToolset[AgentDepsT]:
         """The skill's tools, hidden from the model until the skill is loaded."""
         if self._toolset is None:
-            # Created on first use: most folder skills never have tools, and a 100k-skill library would
-            # otherwise build 100k empty toolsets at start-up. The lock keeps two threads from making two.
-            with _TOOLSET_LOCK:
-                if self._toolset is None:
-                    self._toolset = FunctionToolset[AgentDepsT](id=f'skillshelf.{self.name}')
+            self._toolset = FunctionToolset[AgentDepsT](id=f'skillshelf.{self.name}')
         return self._toolset
 
     @property
@@ -166,7 +162,7 @@ class Skill(Generic[AgentDepsT]):
     def load_instructions(self, max_chars: int | None = None) -> str:
         """The instructions the model receives on load; a folder skill's `SKILL.md` body is read now.
 
-        With `max_chars`, only their first `max_chars` characters (a folder skill's file is read only so far).
+        With `max_chars`, only their first `max_chars` characters.
 
         Raises:
             SkillFormatError: the `SKILL.md` can no longer be read.
@@ -174,7 +170,7 @@ class Skill(Generic[AgentDepsT]):
         if self._instructions is not None:
             return self._instructions[:max_chars]
         assert self._folder is not None
-        return read_body(os.path.join(self._folder, SKILL_FILE), max_chars)
+        return read_body(self._folder / SKILL_FILE, max_chars)
 
     def list_resources(self) -> list[str]:
         """Relative paths of the resources the model can read after loading the skill."""
@@ -199,34 +195,3 @@ class Skill(Generic[AgentDepsT]):
     def __repr__(self) -> str:
         source = f', folder={str(self.folder)!r}' if self._folder is not None else ''
         return f'Skill(name={self.name!r}, tools={self.tool_names!r}{source})'
-
-
-def folder_skill(
-    folder: str | Path, front: Frontmatter, stamp: FileStamp | None = None, body_start: BodyStart | None = None
-) -> Skill[Any]:
-    """The skill in `folder`, whose `SKILL.md` frontmatter is `front` (already checked against the format,
-    see `Frontmatter`); its body is read when it is loaded.
-
-    `stamp` is the file's signature when discovery read it, if known, and `body_start` what it read of the body.
-    """
-    skill: Skill[Any] = Skill.__new__(Skill)
-    metadata = _folder_metadata(front)
-    skill._set_fields(front.name, front.description, None, None, {}, metadata, os.fspath(folder), stamp, body_start)  # pyright: ignore[reportPrivateUsage]
-    return skill
-
-
-def folder_of(skill: Skill[Any]) -> str | None:
-    """`skill.folder` as the string it is kept as, for loops over a whole library that would otherwise make a
-    `Path` per skill."""
-    return skill._folder  # pyright: ignore[reportPrivateUsage]
-
-
-def _folder_metadata(front: Frontmatter) -> dict[str, Any]:
-    known = {'license': front.license, 'compatibility': front.compatibility, 'allowed-tools': list(front.allowed_tools)}
-    return {**front.metadata, **{key: value for key, value in known.items() if value}}
-
-
-def file_stamp(absolute_file: str, info: os.stat_result) -> FileStamp:
-    """The stamp of the `SKILL.md` at `absolute_file` (absolute and normalised, as `os.path.abspath` gives it),
-    whose `stat` is `info`."""
-    return (absolute_file, info.st_size, info.st_mtime_ns)

@@ -1,0 +1,179 @@
+"""The one YAML parser for untrusted frontmatter: PyYAML's safe loader, with limits checked before anything is built.
+
+A frontmatter is looked at twice. First its event stream (the parser's output, produced by a state machine
+with its own stack, so any nesting is safe to walk) is checked against the limits: nesting depth, alias cycles,
+and how much aliases expand, in values and in bytes of text. Only then is it composed and built, with libyaml
+when PyYAML has it (its composer recurses on the C stack, which the depth check keeps shallow) and the
+pure-Python loader otherwise. Keys must be unique in every mapping.
+
+Every frontmatter goes through the same loader, so a text has one meaning everywhere (discovery, loading and
+`skillshelf validate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, cast
+
+import yaml
+from yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, NodeEvent, ScalarEvent
+from yaml.nodes import MappingNode, Node
+
+__all__ = (
+    'MAX_YAML_DEPTH',
+    'MAX_YAML_EXPANDED_BYTES',
+    'MAX_YAML_NODES',
+    'YAMLRefusedError',
+    'compose',
+    'load',
+    'yaml_problem',
+)
+
+MAX_YAML_DEPTH = 32
+"""Frontmatter nested deeper than this is refused (libyaml's composer would overflow the C stack on deep nesting)."""
+MAX_YAML_NODES = 50_000
+"""Frontmatter that expands to more values than this, counting every use of an alias, is refused (YAML bombs)."""
+MAX_YAML_EXPANDED_BYTES = 256 * 1024
+"""Frontmatter whose text values add up to more UTF-8 bytes than this, counting every use of an alias, is refused:
+aliases can repeat one long value thousands of times while staying under `MAX_YAML_NODES`."""
+
+
+class YAMLRefusedError(yaml.YAMLError):
+    """The frontmatter is valid YAML but unsafe to build: too deep, self-referencing, a bomb, or a repeated key."""
+
+
+class _UniqueKeys:
+    """A constructor mix-in that refuses a key repeated in one mapping (YAML says keys are unique; PyYAML keeps
+    the last one silently)."""
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in cast('list[tuple[Node, Node]]', node.value):
+            if key_node.tag == 'tag:yaml.org,2002:merge':
+                continue
+            key = cast(Any, self.construct_object(key_node, deep=True))  # type: ignore[attr-defined]  # pyright: ignore
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:
+                continue  # unhashable: the base constructor reports it
+            if duplicate:
+                raise YAMLRefusedError(f'the key {_shorten(repr(key))} appears twice in one mapping')
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]  # pyright: ignore
+
+
+_BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML was built with it (about ten times faster), else the pure-Python one."""
+
+
+def _loader_class(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
+    return cast('type[yaml.SafeLoader]', type('GuardedLoader', (_UniqueKeys, base), {}))
+
+
+_LOADER = _loader_class(_BASE_LOADER)
+
+
+def compose(text: str) -> Node | None:
+    """The checked node tree of `text` (for format checks that need YAML's structure), `None` if it is empty.
+
+    Raises:
+        YAMLRefusedError: `text` breaks a limit (see the module docstring).
+        yaml.YAMLError: `text` is not valid YAML.
+    """
+    _check_limits(text)
+    loader = _LOADER(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()  # pyright: ignore[reportUnknownMemberType]
+
+
+def load(text: str) -> Any:
+    """The value `text` holds, after the checks of `compose`; a repeated key is refused too.
+
+    Raises:
+        YAMLRefusedError: `text` breaks a limit or repeats a key.
+        yaml.YAMLError: `text` is not valid YAML.
+        ValueError: YAML cannot convert a value (an impossible date, an integer with thousands of digits, ...).
+    """
+    _check_limits(text)
+    loader = _LOADER(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()  # pyright: ignore[reportUnknownMemberType]
+
+
+def yaml_problem(error: yaml.YAMLError, first_line: int = 1) -> str:
+    """What is wrong, in one line, with the line it is on; the text's first line is line `first_line`."""
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    problem = error.problem or error.context or type(error).__name__
+    if problem == 'found invalid Unicode character escape code':
+        problem += ' (`\\ud800` to `\\udfff` are halves of UTF-16 pairs, which UTF-8 cannot hold; write the character)'
+    mark = error.problem_mark or error.context_mark
+    return problem if mark is None else f'{problem} on line {mark.line + first_line}'
+
+
+def _check_limits(text: str) -> None:
+    """Walk the event stream of `text` once, refusing it as soon as it breaks a limit.
+
+    Each node's expanded size (values, and bytes of text) is added to its parent's when it ends; an alias adds
+    the size its anchor ended with. An alias to a node that has not ended yet is a cycle.
+    """
+    frames: list[list[int]] = [[0, 0]]  # the sizes of the open collections, outermost first
+    anchors: dict[str, tuple[int, int] | None] = {}  # None: the anchored node is still open
+    open_anchors: list[str | None] = []
+    loader = _BASE_LOADER(text)
+    try:
+        while (event := cast('yaml.Event | None', loader.get_event())) is not None:  # pyright: ignore[reportUnknownMemberType]
+            if isinstance(event, NodeEvent) and len(frames) > MAX_YAML_DEPTH:
+                raise YAMLRefusedError(f'values are nested more than {MAX_YAML_DEPTH} levels deep')
+            if isinstance(event, CollectionStartEvent):
+                frames.append([1, 0])
+                open_anchors.append(event.anchor)
+                if event.anchor is not None:
+                    anchors[event.anchor] = None
+                continue
+            if isinstance(event, CollectionEndEvent):
+                nodes, size = frames.pop()
+                anchor = open_anchors.pop()
+                if anchor is not None:
+                    anchors[anchor] = (nodes, size)
+            elif isinstance(event, ScalarEvent):
+                nodes, size = 1, len(event.value.encode('utf-8', 'surrogatepass'))
+                if event.anchor is not None:
+                    anchors[event.anchor] = (nodes, size)
+            elif isinstance(event, AliasEvent) and event.anchor in anchors:
+                expanded = anchors[event.anchor]
+                if expanded is None:
+                    raise YAMLRefusedError('an alias refers to a value that contains it; YAML cycles are not allowed')
+                nodes, size = expanded
+            else:
+                continue  # stream and document events; an unknown alias is the composer's error to report
+            _add(frames, nodes, size)
+    finally:
+        loader.dispose()  # pyright: ignore[reportUnknownMemberType]
+
+
+def _add(frames: list[list[int]], nodes: int, size: int) -> None:
+    """Count an ended node in its parent, refusing the document once its expansion passes a limit."""
+    parent = frames[-1]
+    parent[0] += nodes
+    parent[1] += size
+    # Sizes only grow, so the open collections' sizes together bound the document's: check that sum.
+    total_nodes = sum(frame[0] for frame in frames)
+    total_size = sum(frame[1] for frame in frames)
+    if total_nodes > MAX_YAML_NODES:
+        raise YAMLRefusedError(
+            f'aliases expand to more than {MAX_YAML_NODES:,} values (a YAML bomb?); write the values out'
+        )
+    if total_size > MAX_YAML_EXPANDED_BYTES:
+        raise YAMLRefusedError(
+            f'aliases expand the text to more than {MAX_YAML_EXPANDED_BYTES:,} bytes (a YAML bomb?); '
+            'write the values out'
+        )
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + '…'
