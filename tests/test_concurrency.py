@@ -260,8 +260,8 @@ def test_a_skill_deleted_while_loaded_within_one_run_gets_a_clear_message(librar
     ]
     assert result.output == 'done'
     assert read == (
-        "Cannot read 'notes.md' from 'alpha': the skill folder no longer exists (it was deleted or moved). "
-        'It has no resources.'
+        "Cannot read 'notes.md' from 'alpha': the skill folder changed after the library was read (it was deleted or "
+        'moved); its files are not served until the library is read again. It has no resources.'
     )
     case(AREA, 'a skill folder deleted in the middle of a run that has it loaded', f'read_skill_resource says: {read}')
 

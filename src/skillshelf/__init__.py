@@ -4,11 +4,10 @@ from .capability.catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_cat
 from .capability.meta_tools import SkillMatch
 from .capability.skills import DEFAULT_ID, Skills, import_skills
 from .discovery import SkippedSkill
-from .errors import SkillConflictError, SkillError, SkillFormatError, SkillWarning
+from .errors import ResourceError, SkillConflictError, SkillError, SkillFormatError, SkillWarning
 from .library import SkillLibrary
 from .ranking.lexical import SearchHit
 from .ranking.semantic import Encoder, SemanticUnavailableError
-from .resources import ResourceError
 from .skill import Skill
 
 __all__ = (

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SkillFormatError
-from .markdown.frontmatter import SKILL_FILE, read_frontmatter
+from .errors import ResourceError, SkillFormatError
+from .markdown.frontmatter import SKILL_FILE, SkillFile, read_frontmatter
+from .resources import hold_skill_folder
 from .skill import Skill
 
 __all__ = ('Discovery', 'Fingerprint', 'SkippedSkill', 'discover', 'fingerprint')
@@ -56,7 +57,7 @@ DOCUMENTS = re.compile(
 of the name: a repository's documents (`README.md`, `README-zh.md`, `LICENSE.md`, `AGENTS.md`, ...)."""
 
 
-def discover(directory: Path) -> Discovery:
+def discover(directory: Path, *, allow_hard_links: bool = False) -> Discovery:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
 
     Entries are visited in sorted order, so that every process sees the same library. Every entry is a skill
@@ -67,7 +68,9 @@ def discover(directory: Path) -> Discovery:
     `LICENSE.md`, `AGENTS.md`, ...; see `DOCUMENTS`) and every other file (`Makefile`, `__init__.py`, ...).
 
     A skill folder that is a symlink must lead inside the library directory: one that points elsewhere (`/`,
-    `/etc`, another library) is skipped (list its target's parent as a library directory instead).
+    `/etc`, another library) is skipped (list its target's parent as a library directory instead). Each skill
+    keeps the folder as it was accepted here, and its files are only ever read beneath it (see `SkillFile`);
+    a `SKILL.md` with other hard links is skipped unless `allow_hard_links`.
     """
     listing = _Listing.of(directory)
     found = Discovery(fingerprint=listing.fingerprint())
@@ -75,7 +78,7 @@ def discover(directory: Path) -> Discovery:
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
     elif listing.is_skill_folder:
-        _read_skill(found, str(directory))
+        _read_skill(found, str(directory), is_entry=False, allow_hard_links=allow_hard_links)
     elif listing.error is not None:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
     else:
@@ -85,7 +88,7 @@ def discover(directory: Path) -> Discovery:
             if (problem := _entry_problem(entry, skill_file, directory)) is not None:
                 found.skipped.append(SkippedSkill(Path(entry.path), problem))
             else:
-                _read_skill(found, entry.path)
+                _read_skill(found, entry.path, is_entry=True, allow_hard_links=allow_hard_links)
     return found
 
 
@@ -143,13 +146,20 @@ class _Listing:
         return tuple(parts)
 
 
-def _read_skill(found: Discovery, folder: str) -> None:
+def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_links: bool) -> None:
+    """Accept `folder` (an entry of the library, or the library itself) and read its `SKILL.md` beneath it."""
     try:
-        front = read_frontmatter(os.path.join(folder, SKILL_FILE))
+        held = hold_skill_folder(folder, check_containment=is_entry)
+    except ResourceError as error:
+        found.skipped.append(SkippedSkill(Path(folder), str(error)))
+        return
+    skill_file = SkillFile(held, allow_hard_links)
+    try:
+        front = read_frontmatter(skill_file)
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
         return
-    found.skills.append(Skill.from_frontmatter(folder, front))
+    found.skills.append(Skill.from_frontmatter(skill_file, front))
 
 
 def _entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, library: Path) -> str | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .confusables import skeleton
 from .discovery import Fingerprint, SkippedSkill, discover, fingerprint
 from .errors import SkillConflictError, SkillError, SkillWarning
 from .markdown.frontmatter import SKILL_FILE
@@ -60,20 +61,23 @@ class SkillLibrary:
         search: SearchMode = 'lexical',
         encoder: Encoder | None = None,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
+        allow_hard_links: bool = False,
     ) -> SkillLibrary:
         """Collect Python `skills` and the skills found in `directories`.
 
-        When directories hold skills with the same name, the first directory wins and the later ones
-        are reported in `skipped` (like `PATH` lookup). Every skipped folder is also emitted as a
-        [`SkillWarning`][skillshelf.SkillWarning].
+        When directories hold skills with the same name, or names that look alike (`dеplоy` with Cyrillic
+        letters beside `deploy`, see `confusables`), the first one wins and the later ones are reported in
+        `skipped` (like `PATH` lookup). Every skipped folder is also emitted as a
+        [`SkillWarning`][skillshelf.SkillWarning]. A skill's files with other hard links are refused unless
+        `allow_hard_links` (their other names may lie outside the skill folder).
 
         `search='hybrid'` adds embedding similarity to the lexical ranking, with `encoder` (texts →
         L2-normalised rows) or else the bundled model of the `[semantic]` extra, loaded at the first
         search. Passing an `encoder` implies `search='hybrid'`.
 
         Raises:
-            SkillConflictError: two Python skills share a name, a Python skill and a directory skill share
-                a name, or two skills (or a skill and a meta-tool) expose the same tool name.
+            SkillConflictError: two Python skills share a name (or names that look alike), a Python skill and a
+                directory skill do, or two skills (or a skill and a meta-tool) expose the same tool name.
             SkillError: with `strict=True`, any skipped folder; or an unknown `search`, an `encoder` that is
                 not callable, or a `lexical_weight` outside [0, 1].
             SemanticUnavailableError: `search='hybrid'` without an `encoder`, and the `[semantic]` extra is
@@ -84,6 +88,7 @@ class SkillLibrary:
             tuple(skills),
             tuple(Path(directory).expanduser() for directory in directories),
             frozenset(reserved_tool_names),
+            allow_hard_links,
         )
         library = sources.collect()
         library._search = options
@@ -222,24 +227,26 @@ class _Sources:
     skills: tuple[Skill[Any], ...]
     directories: tuple[Path, ...]
     reserved_tool_names: frozenset[str]
+    allow_hard_links: bool = False
     fingerprint: Fingerprint = ()
 
     def collect(self) -> SkillLibrary:
         """Read the directories (without warning) into a new library that remembers these sources."""
         by_name: dict[str, Skill[Any]] = {}
+        names = _Names()
         for skill in self.skills:
-            if skill.name in by_name:
-                raise SkillConflictError(f'two Python skills are named {skill.name!r}; give each skill its own name')
+            if (clash := names.clash(skill.name)) is not None:
+                raise SkillConflictError(f'two Python skills are named {_alike(skill.name, clash)}; rename one')
             by_name[skill.name] = skill
         skipped: list[SkippedSkill] = []
         # Discovery looks at each file before reading it, so a change during the read triggers another.
         signature: list[object] = []
         for directory in self.directories:
-            found = discover(directory)
+            found = discover(directory, allow_hard_links=self.allow_hard_links)
             signature.extend(found.fingerprint)
             skipped.extend(found.skipped)
             for skill in found.skills:
-                _add_directory_skill(by_name, skipped, skill)
+                _add_directory_skill(by_name, names, skipped, skill)
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
         library = SkillLibrary(by_name, skipped)
         library._sources = replace(self, fingerprint=tuple(signature))  # pyright: ignore[reportPrivateUsage]
@@ -273,20 +280,50 @@ def _folder_name(path: Path) -> str:
     return path.parent.name if path.name == SKILL_FILE else path.name
 
 
-def _add_directory_skill(by_name: dict[str, Skill[Any]], skipped: list[SkippedSkill], skill: Skill[Any]) -> None:
-    existing = by_name.get(skill.name)
-    if existing is None:
+class _Names:
+    """The names taken so far, by skeleton, so that a name is refused when it is taken or only looks like one that
+    is (see `confusables.skeleton`)."""
+
+    def __init__(self) -> None:
+        self._by_skeleton: dict[str, str] = {}
+
+    def clash(self, name: str) -> str | None:
+        """The taken name that `name` is or looks like; `None` if there is none, and then `name` is taken."""
+        key = skeleton(name)
+        if (taken := self._by_skeleton.get(key)) is not None:
+            return taken
+        self._by_skeleton[key] = name
+        return None
+
+
+def _alike(name: str, taken: str) -> str:
+    """`name` and `taken` in words: one name, or two that look alike."""
+    return repr(name) if name == taken else f'{taken!r} and {name!r}, which look alike (characters of another script)'
+
+
+def _add_directory_skill(
+    by_name: dict[str, Skill[Any]], names: _Names, skipped: list[SkippedSkill], skill: Skill[Any]
+) -> None:
+    taken = names.clash(skill.name)
+    if taken is None:
         by_name[skill.name] = skill
-    elif existing.folder is None:
+        return
+    existing = by_name[taken]
+    if existing.folder is None and taken == skill.name:
+        raise SkillConflictError(f'the Python skill {taken!r} and the folder {skill.folder} share a name; rename one')
+    if existing.folder is None:
         raise SkillConflictError(
-            f'the Python skill {skill.name!r} and the folder {skill.folder} share a name; rename one of them'
+            f'the Python skill {taken!r} and the folder {skill.folder} have names that look alike ({skill.name!r}: '
+            'characters of another script); rename one'
         )
+    if taken == skill.name:
+        problem = f'shadowed by {existing.folder} (the earlier directory wins)'
     else:
-        skipped.append(
-            SkippedSkill(
-                skill.folder or Path(skill.name), f'shadowed by {existing.folder} (the earlier directory wins)'
-            )
+        problem = (
+            f'its name {skill.name!r} looks like {taken!r} of {existing.folder} (characters of another script), '
+            'so it could pass for that skill; the earlier one wins (rename this one)'
         )
+    skipped.append(SkippedSkill(skill.folder or Path(skill.name), problem))
 
 
 def check_tool_names(skills: Iterable[Skill[Any]], reserved: set[str]) -> None:

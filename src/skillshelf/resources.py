@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
+from ._text import shown
+from .errors import ResourceError
 from .files import (
     WALKS_BENEATH,
     FolderChangedError,
@@ -31,7 +33,7 @@ from .files import (
     open_subfolder,
     read_at_most,
 )
-from .markdown.frontmatter import SKILL_FILE
+from .markdown.bounded_read import SKILL_FILE
 
 MAX_RESOURCE_BYTES = 256 * 1024
 """A resource larger than this is described, not returned: it would flood the model's context."""
@@ -43,18 +45,6 @@ MAX_SCANNED_ENTRIES = 20_000
 """At most this many directory entries are looked at to list one skill's resources."""
 MAX_PATH_CHARACTERS = 1024
 """A requested path longer than this is refused without touching the file system."""
-_SHOWN_CHARACTERS = 80
-
-
-class ResourceError(Exception):
-    """A resource cannot be read; the message is written for the model."""
-
-
-def shown(text: str) -> str:
-    """`repr(text)`, shortened so a message never echoes an enormous argument back to the model."""
-    if len(text) <= _SHOWN_CHARACTERS:
-        return repr(text)
-    return f'{text[: _SHOWN_CHARACTERS - 1]!r}… ({len(text):,} characters)'
 
 
 def hold_skill_folder(folder: str | Path, *, check_containment: bool = True) -> HeldFolder:
@@ -78,16 +68,6 @@ def hold_skill_folder(folder: str | Path, *, check_containment: bool = True) -> 
         raise ResourceError('the skill folder no longer exists (it was deleted or moved)') from None
     except OSError:
         raise ResourceError('the skill folder can no longer be resolved') from None
-
-
-def skill_root(folder: Path) -> Path:
-    """The resolved skill folder, checked to still lie inside the directory that holds it.
-
-    Raises:
-        ResourceError: the folder is gone, cannot be resolved or now points outside its library directory.
-    """
-    hold_skill_folder(folder)
-    return folder.resolve()
 
 
 def folder_changed(folder: HeldFolder) -> ResourceError:

@@ -11,9 +11,16 @@ from pydantic_ai import Tool
 from pydantic_ai.tools import AgentDepsT, ToolFuncEither
 from pydantic_ai.toolsets import FunctionToolset
 
-from .errors import SkillFormatError
-from .markdown.frontmatter import SKILL_FILE, Frontmatter, name_problem, read_body, read_frontmatter, unencodable
-from .resources import ResourceError, list_folder_resources, read_folder_resource, safe_relative_path
+from .errors import ResourceError, SkillFormatError
+from .markdown.frontmatter import (
+    Frontmatter,
+    SkillFile,
+    name_problem,
+    read_body,
+    read_frontmatter,
+    unencodable,
+)
+from .resources import hold_skill_folder, list_folder_resources, read_folder_resource, safe_relative_path
 
 __all__ = ('Skill',)
 
@@ -35,8 +42,8 @@ class Skill(Generic[AgentDepsT]):
     """In-memory text resources by relative path (Python skills); folder skills read theirs from disk."""
     metadata: Mapping[str, Any]
     """Free-form metadata: the frontmatter `metadata` and unknown fields (`when_to_use`, `tags`, ...)."""
-    _folder: Path | None
-    """The `SKILL.md` folder; `None` for a skill defined in Python."""
+    _file: SkillFile | None
+    """The `SKILL.md`, read beneath the folder discovery accepted; `None` for a skill defined in Python."""
     _instructions: str | None
     """The instructions of a Python skill; a folder skill's are read from its `SKILL.md` when loaded."""
     _toolset: FunctionToolset[AgentDepsT] | None
@@ -82,7 +89,7 @@ class Skill(Generic[AgentDepsT]):
         self.description = description.strip()
         self.resources = dict(resources or {})
         self.metadata = dict(metadata or {})
-        self._folder = None
+        self._file = None
         self._instructions = instructions
         self._toolset = toolset
         for tool in tools:
@@ -92,19 +99,27 @@ class Skill(Generic[AgentDepsT]):
                 self.toolset.add_function(tool)
 
     @classmethod
-    def from_folder(cls, folder: str | Path) -> Skill[Any]:
+    def from_folder(cls, folder: str | Path, *, allow_hard_links: bool = False) -> Skill[Any]:
         """Read a skill from a folder holding a `SKILL.md`; its body is read only when the skill is loaded.
 
+        Every later read of the skill's files stays beneath this folder as it is now (see `SkillFile`).
+        `allow_hard_links` serves files that have other hard links (refused by default: their other names
+        may lie outside the folder).
+
         Raises:
-            SkillFormatError: the `SKILL.md` is missing or breaks the Agent Skills format.
+            SkillFormatError: the folder or its `SKILL.md` is missing, or breaks the Agent Skills format.
         """
-        folder = Path(folder)
-        return cls.from_frontmatter(folder, read_frontmatter(folder / SKILL_FILE))
+        try:
+            held = hold_skill_folder(folder, check_containment=False)
+        except ResourceError as error:
+            raise SkillFormatError(Path(folder), str(error)) from None
+        skill_file = SkillFile(held, allow_hard_links)
+        return cls.from_frontmatter(skill_file, read_frontmatter(skill_file))
 
     @classmethod
-    def from_frontmatter(cls, folder: str | Path, front: Frontmatter) -> Skill[Any]:
-        """The skill in `folder`, whose `SKILL.md` has the frontmatter `front` (read with `read_frontmatter`);
-        its body is read when it is loaded."""
+    def from_frontmatter(cls, skill_file: SkillFile, front: Frontmatter) -> Skill[Any]:
+        """The skill of `skill_file`, whose frontmatter is `front` (read with `read_frontmatter`); its body is
+        read when it is loaded."""
         known = {
             'license': front.license,
             'compatibility': front.compatibility,
@@ -116,14 +131,14 @@ class Skill(Generic[AgentDepsT]):
             **{key: value for key, value in known.items() if value},
         }
         skill: Skill[Any] = cls(front.name, front.description, metadata=metadata)
-        skill._folder = Path(folder)
+        skill._file = skill_file
         skill._instructions = None
         return skill
 
     @property
     def folder(self) -> Path | None:
         """The skill's folder for `SKILL.md` skills; `None` for skills defined in Python."""
-        return self._folder
+        return None if self._file is None else Path(self._file.folder.path)
 
     @property
     def toolset(self) -> FunctionToolset[AgentDepsT]:
@@ -169,14 +184,14 @@ class Skill(Generic[AgentDepsT]):
         """
         if self._instructions is not None:
             return self._instructions[:max_chars]
-        assert self._folder is not None
-        return read_body(self._folder / SKILL_FILE, max_chars)
+        assert self._file is not None
+        return read_body(self._file, max_chars)
 
     def list_resources(self) -> list[str]:
         """Relative paths of the resources the model can read after loading the skill."""
         paths = sorted(self.resources)
-        if (folder := self.folder) is not None:
-            paths += list_folder_resources(folder)
+        if self._file is not None:
+            paths += list_folder_resources(self._file.folder, allow_hard_links=self._file.allow_hard_links)
         return paths
 
     def read_resource(self, path: str) -> str:
@@ -188,10 +203,10 @@ class Skill(Generic[AgentDepsT]):
         relative = safe_relative_path(path).as_posix()
         if relative in self.resources:
             return self.resources[relative]
-        if (folder := self.folder) is None:
+        if self._file is None:
             raise ResourceError(f'no resource {path!r}')
-        return read_folder_resource(folder, relative)
+        return read_folder_resource(self._file.folder, relative, allow_hard_links=self._file.allow_hard_links)
 
     def __repr__(self) -> str:
-        source = f', folder={str(self.folder)!r}' if self._folder is not None else ''
+        source = f', folder={str(self.folder)!r}' if self._file is not None else ''
         return f'Skill(name={self.name!r}, tools={self.tool_names!r}{source})'

@@ -9,7 +9,15 @@ import pytest
 from .ledger import AREAS, LEDGER, Case
 
 REPORT = Path(__file__).resolve().parents[2] / 'docs' / 'reliability.md'
-MODULES = ('test_hostile_files.py', 'test_hostile_calls.py', 'test_resource_attacks.py', 'test_concurrency.py')
+MODULES = (
+    'test_hostile_files.py',
+    'test_hostile_frontmatter.py',
+    'test_reader.py',
+    'test_held_skills.py',
+    'test_hostile_calls.py',
+    'test_resource_attacks.py',
+    'test_concurrency.py',
+)
 """The report is written only when every one of these ran, whole."""
 
 _outcomes: dict[str, bool] = {}
@@ -120,9 +128,10 @@ def _limits() -> list[tuple[str, int]]:
 
     return [
         ('`SKILL.md` file size, bytes (larger files are skipped)', _markdown.MAX_SKILL_FILE_BYTES),
-        ('Frontmatter size, bytes (read line by line, each read bounded)', _markdown.MAX_FRONTMATTER_BYTES),
+        ('Frontmatter size, bytes', _markdown.MAX_FRONTMATTER_BYTES),
         ('Frontmatter nesting depth', _markdown.MAX_YAML_DEPTH),
         ('Frontmatter values after alias expansion', _markdown.MAX_YAML_NODES),
+        ('Frontmatter text after alias expansion, bytes', _markdown.MAX_YAML_EXPANDED_BYTES),
         ('Skill name length, characters', _markdown.MAX_NAME_LENGTH),
         ('Resource size per read, bytes (larger files get a message)', _resources.MAX_RESOURCE_BYTES),
         ('Resources listed per skill', _resources.MAX_LISTED_RESOURCES),

@@ -16,9 +16,8 @@ from pydantic_ai import ToolReturn
 from pydantic_ai.toolsets import FunctionToolset
 
 from .._text import one_line, shown
-from ..errors import SkillFormatError
+from ..errors import ResourceError, SkillFormatError
 from ..library import SkillLibrary
-from ..resources import ResourceError
 from ..skill import Skill
 from .history import meta_tool_tag, state_change
 

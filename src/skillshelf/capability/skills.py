@@ -71,6 +71,9 @@ class Skills(AbstractCapability[AgentDepsT]):
     extra's model."""
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     """Hybrid only: the lexical score's share (0–1); the embedding similarity gets the rest."""
+    allow_hard_links: bool = False
+    """Serve a skill's files that have other hard links. Off by default: a hard link's other names may lie outside
+    the skill folder. Turn it on for libraries installed with hard links (e.g. by `uv` in its default link mode)."""
     auto_reload: bool = True
     """Check the directories for added, removed or edited skills at the start of each run: one `stat` per
     skill, about 0.7 s per run at 100k skills. Turn it off for a library that does not change while the
@@ -96,6 +99,7 @@ class Skills(AbstractCapability[AgentDepsT]):
             search=self.search,
             encoder=encoder,
             lexical_weight=self.lexical_weight,
+            allow_hard_links=self.allow_hard_links,
         )
         self.search = self.library.search_mode
         self._catalog = self._render_catalog()
@@ -151,7 +155,7 @@ class Skills(AbstractCapability[AgentDepsT]):
                 raise SkillError(f'the `{option}` option of Skills must be a whole number, not {value!r}')
         if not 1 <= self.search_limit <= MAX_SEARCH_LIMIT:
             raise SkillError(f'the `search_limit` option of Skills must be from 1 to {MAX_SEARCH_LIMIT}')
-        for option in ('strict', 'auto_reload'):
+        for option in ('strict', 'allow_hard_links', 'auto_reload'):
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(
                     f'the `{option}` option of Skills must be true or false, not {getattr(self, option)!r}'

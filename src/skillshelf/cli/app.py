@@ -23,12 +23,11 @@ from ..capability.catalog import DEFAULT_CATALOG_BUDGET
 from ..capability.meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, SkillMatch
 from ..capability.skills import Skills, import_skills
 from ..discovery import SkippedSkill
-from ..errors import SkillError, SkillWarning
+from ..errors import ResourceError, SkillError, SkillWarning
 from ..library import SkillLibrary
 from ..lint import SkillReport, lint_directories
 from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory
 from ..ranking.ranker import SearchMode
-from ..resources import ResourceError
 from ..skill import Skill
 from .eval import EvalFileError, EvalReport, evaluate, read_cases
 from .probe import Size, replay, size_of, skill_tools, tool_json, tools_size

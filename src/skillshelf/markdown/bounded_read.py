@@ -1,27 +1,64 @@
-"""Reading the bytes of a `SKILL.md`: a regular file inside its own folder, at most `MAX_SKILL_FILE_BYTES`."""
+"""Reading the bytes of a `SKILL.md`: a regular file inside its own folder, at most `MAX_SKILL_FILE_BYTES`.
+
+Discovery reads a `SKILL.md` by its path; once a skill is known, its `SKILL.md` is read beneath the folder
+discovery accepted (a `SkillFile` with a held folder), so a folder swapped for a symlink afterwards is refused
+instead of followed.
+"""
 
 from __future__ import annotations
 
 import errno
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SkillFormatError
-from ..files import REFUSES_SYMLINKS, SYMLINK_REFUSED_ERRNOS, NotRegularFileError, open_regular_file, read_at_most
+from ..files import (
+    REFUSES_SYMLINKS,
+    SYMLINK_REFUSED_ERRNOS,
+    FolderChangedError,
+    HardLinkedFileError,
+    HeldFolder,
+    NotRegularFileError,
+    OutsideFolderError,
+    open_beneath,
+    open_regular_file,
+    read_at_most,
+)
 
-__all__ = ('MAX_SKILL_FILE_BYTES', 'read_skill_file')
+__all__ = ('MAX_SKILL_FILE_BYTES', 'SKILL_FILE', 'SkillFile', 'read_skill_file')
 
+SKILL_FILE = 'SKILL.md'
 MAX_SKILL_FILE_BYTES = 2 * 1024 * 1024
 """A `SKILL.md` larger than this is refused rather than read into every run's context."""
 
 
-def read_skill_file(skill_file: str | Path) -> bytes:
+@dataclass(frozen=True)
+class SkillFile:
+    """The `SKILL.md` of a folder that was accepted: read beneath that folder, never through a path again."""
+
+    folder: HeldFolder
+    """The skill folder as discovery accepted it."""
+    allow_hard_links: bool = False
+    """Read the file even if it has other hard links (whose other names may lie outside the folder)."""
+
+    @property
+    def path(self) -> Path:
+        """Where the file is, for messages."""
+        return Path(self.folder.path, SKILL_FILE)
+
+
+def read_skill_file(skill_file: str | Path | SkillFile) -> bytes:
     """The bytes of `skill_file`, refused beyond `MAX_SKILL_FILE_BYTES`.
 
     Raises:
         SkillFormatError: the file cannot be opened or read, or is too large.
     """
-    descriptor, size = _open_skill_file(skill_file)
+    if isinstance(skill_file, SkillFile):
+        descriptor, size = _open_beneath(skill_file)
+        skill_file = skill_file.path
+    else:
+        descriptor, size = _open_skill_file(skill_file)
     try:
         if size > MAX_SKILL_FILE_BYTES:
             raise SkillFormatError(skill_file, f'the file is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
@@ -33,6 +70,26 @@ def read_skill_file(skill_file: str | Path) -> bytes:
     if len(raw) > MAX_SKILL_FILE_BYTES:
         raise SkillFormatError(skill_file, f'the file grew past the limit of {MAX_SKILL_FILE_BYTES:,} bytes')
     return raw
+
+
+def _open_beneath(skill_file: SkillFile) -> tuple[int, int]:
+    try:
+        return open_beneath(skill_file.folder, [SKILL_FILE], allow_hard_links=skill_file.allow_hard_links)
+    except FolderChangedError:
+        problem = (
+            f'the skill folder changed after the library was read ({skill_file.folder.change()}); '
+            'the library must be read again'
+        )
+    except OutsideFolderError:
+        problem = 'the file is a symlink to outside its skill folder'
+    except HardLinkedFileError:
+        problem = (
+            'the file has other hard links, so its content may be a file from outside the skill folder '
+            '(allow them with the `allow_hard_links` option)'
+        )
+    except OSError as error:
+        raise _unreadable(skill_file.path, error) from error
+    raise SkillFormatError(skill_file.path, problem)
 
 
 def _open_skill_file(skill_file: str | Path) -> tuple[int, int]:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from ..errors import SkillFormatError, SkillWarning
 from . import guarded_yaml
-from .bounded_read import MAX_SKILL_FILE_BYTES, read_skill_file
+from .bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFile, read_skill_file
 from .guarded_yaml import MAX_YAML_DEPTH, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES, YAMLRefusedError
 
 __all__ = (
@@ -38,6 +38,7 @@ __all__ = (
     'MAX_YAML_NODES',
     'SKILL_FILE',
     'Frontmatter',
+    'SkillFile',
     'name_problem',
     'read_body',
     'read_frontmatter',
@@ -46,7 +47,6 @@ __all__ = (
     'unencodable_problem',
 )
 
-SKILL_FILE = 'SKILL.md'
 DELIMITER = '---'
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
@@ -207,7 +207,7 @@ class _SkillFileHandler(YAMLHandler):
 _HANDLER = _SkillFileHandler()
 
 
-def read_frontmatter(skill_file: str | Path) -> Frontmatter:
+def read_frontmatter(skill_file: str | Path | SkillFile) -> Frontmatter:
     """Read and check the frontmatter of `skill_file`, and warn (`SkillWarning`) about anything repaired or
     beyond the format's limits that did not stop the skill (an unquoted `: `, an over-long description).
 
@@ -215,27 +215,28 @@ def read_frontmatter(skill_file: str | Path) -> Frontmatter:
         SkillFormatError: the file is missing, unreadable, too large or breaks the format.
     """
     notes: list[str] = []
-    data = _load_lenient(skill_file, read_frontmatter_text(skill_file), notes)
-    front = _validate(skill_file, data, notes)
+    text = read_frontmatter_text(skill_file)
+    path = _path_of(skill_file)
+    front = _validate(path, _load_lenient(path, text, notes), notes)
     for note in notes:
         warnings.warn(SkillWarning(note), stacklevel=2)
     return front
 
 
-def read_frontmatter_text(skill_file: str | Path) -> str:
+def read_frontmatter_text(skill_file: str | Path | SkillFile) -> str:
     """The YAML text between the `---` lines of `skill_file`, without parsing it.
 
     Raises:
         SkillFormatError: the file is missing, unreadable or too large, or has no closed frontmatter that fits
             in `MAX_FRONTMATTER_BYTES` of valid UTF-8.
     """
-    head, _ = _split(skill_file, read_skill_file(skill_file).decode('utf-8', 'surrogateescape'))
+    head, _ = _split(_path_of(skill_file), read_skill_file(skill_file).decode('utf-8', 'surrogateescape'))
     if unencodable(head) is not None:  # an undecodable byte, kept as a surrogate by the decoding above
-        raise SkillFormatError(skill_file, 'the frontmatter is not valid UTF-8')
+        raise SkillFormatError(_path_of(skill_file), 'the frontmatter is not valid UTF-8')
     return head
 
 
-def read_body(skill_file: str | Path, max_chars: int | None = None) -> str:
+def read_body(skill_file: str | Path | SkillFile, max_chars: int | None = None) -> str:
     """The markdown body of `skill_file` (everything after the frontmatter, stripped); with `max_chars`, only
     its first `max_chars` characters.
 
@@ -243,11 +244,16 @@ def read_body(skill_file: str | Path, max_chars: int | None = None) -> str:
         SkillFormatError: the file is missing, unreadable, too large, not UTF-8 or has no closed frontmatter.
     """
     raw = read_skill_file(skill_file)
+    path = _path_of(skill_file)
     try:
         text = raw.decode('utf-8')
     except UnicodeDecodeError as error:
-        raise SkillFormatError(skill_file, f'the file is not valid UTF-8 (byte {error.start})') from error
-    return _split(skill_file, text)[1].strip()[:max_chars]
+        raise SkillFormatError(path, f'the file is not valid UTF-8 (byte {error.start})') from error
+    return _split(path, text)[1].strip()[:max_chars]
+
+
+def _path_of(skill_file: str | Path | SkillFile) -> str | Path:
+    return skill_file.path if isinstance(skill_file, SkillFile) else skill_file
 
 
 def _split(skill_file: str | Path, text: str) -> tuple[str, str]:

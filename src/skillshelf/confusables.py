@@ -1,0 +1,41 @@
+"""Skill names that look alike: a folder named `dеplоy` (Cyrillic е and о) must not sit quietly beside `deploy`.
+
+Two names are confusable when they have the same skeleton, after Unicode Technical Standard #39: each character
+is replaced by the prototype of its class of look-alikes in Unicode's `confusables.txt` (as packaged by
+`confusable-homoglyphs`), preferring an ASCII letter, so `ԁеplоy` and `dep1oy` both have the skeleton `deploy`.
+In ASCII names only digits that pass for letters (`1` for `l`, `0` for `o`) change.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import cache
+
+__all__ = ('skeleton',)
+
+
+def skeleton(name: str) -> str:
+    """The form `name` shares with every name that looks like it (see the module docstring)."""
+    prototypes = _prototypes()
+    decomposed = unicodedata.normalize('NFD', name.casefold())
+    return unicodedata.normalize('NFD', ''.join(prototypes.get(character, character) for character in decomposed))
+
+
+@cache
+def _prototypes() -> dict[str, str]:
+    """Character → the prototype of its look-alike class: its ASCII member where it has one."""
+    from confusable_homoglyphs.confusables import confusables_data  # type: ignore[import-untyped]
+
+    data: dict[str, list[dict[str, str]]] = confusables_data  # pyright: ignore[reportUnknownVariableType]
+    prototypes: dict[str, str] = {}
+    for character, homoglyphs in data.items():
+        members = {character, *(glyph['c'] for glyph in homoglyphs if len(glyph['c']) == 1)}
+        # Letters before digits: `l` stands for its class, not `1`.
+        ascii_members = sorted(
+            (member for member in members if member.isascii() and (member.islower() or member.isdigit())),
+            key=lambda member: (member.isdigit(), member),
+        )
+        prototype = ascii_members[0] if ascii_members else min(members)
+        if prototype != character:
+            prototypes[character] = prototype
+    return prototypes
