@@ -1,15 +1,19 @@
-"""Small rendering helpers shared by the commands: consoles, JSON output, score bars."""
+"""Small rendering helpers shared by the commands: consoles, JSON output, progress, skipped folders, score bars."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
+from ..discovery import SkippedSkill
 from .probe import Size
 
 
@@ -32,6 +36,43 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print an error to standard error and exit with `code`."""
     err().print(f'[bold red]error:[/] {escape(message)}', markup=True)  # messages hold `[extras]` and paths
     raise typer.Exit(code)
+
+
+def progress_bar(label: str, quiet: bool) -> Progress:
+    """A progress bar on standard error; it vanishes when done and never shows with `--json`."""
+    return Progress(
+        TextColumn(f'[bold]{label}'),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err(),
+        transient=True,
+        disable=quiet,
+    )
+
+
+def note_skipped(skipped: Sequence[SkippedSkill], as_json: bool) -> None:
+    """Say on standard error that some folders were left out, so a missing skill is never a mystery."""
+    if skipped and not as_json:
+        noun = 'folder was' if len(skipped) == 1 else 'folders were'
+        err().print(f'{len(skipped)} skill {noun} skipped; `skillshelf list` or `skillshelf validate` says why.')
+
+
+def skipped_json(skipped: Sequence[SkippedSkill]) -> list[dict[str, str]]:
+    """Skipped folders for `--json` output."""
+    return [{'path': str(item.path), 'problem': item.problem} for item in skipped]
+
+
+def print_skipped(skipped: Sequence[SkippedSkill]) -> None:
+    """A table of the skipped folders and why, if there are any."""
+    if not skipped:
+        return
+    table = Table(title='Skipped', title_style='bold yellow', title_justify='left', show_edge=False)
+    table.add_column('Path', style='yellow', overflow='fold')
+    table.add_column('Problem', overflow='fold')
+    for item in skipped:
+        table.add_row(str(item.path), item.problem)
+    out().print(table)
 
 
 def size_text(size: Size) -> str:

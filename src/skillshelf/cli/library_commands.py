@@ -1,0 +1,209 @@
+"""The commands about the library itself: `list` what it holds, `validate` its folders, `index` it ahead of time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from .._text import one_line
+from ..capability.skills import import_skills
+from ..lint import SkillReport, lint_directories
+from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory
+from ..skill import Skill
+from .options import AsJson, Directories, Hybrid, ImportPaths, build_library, directories_or_default
+from .render import emit_json, err, fail, note_skipped, out, print_skipped, progress_bar, skipped_json
+
+__all__ = ('index', 'list_skills', 'validate')
+
+
+def list_skills(directories: Directories = None, skill: ImportPaths = None, as_json: AsJson = False) -> None:
+    """List the skills found, with their tools and files, and every skipped SKILL.md with the reason."""
+    library = build_library(directories, skill)
+    rows = [(item, item.list_resources()) for item in library.skills.values()]
+    if as_json:
+        emit_json(
+            {
+                'skills': [
+                    {
+                        'name': item.name,
+                        'description': item.description,
+                        'source': _source(item, skill),
+                        'tools': item.tool_names,
+                        'resources': resources,
+                    }
+                    for item, resources in rows
+                ],
+                'skipped': skipped_json(library.skipped),
+            }
+        )
+        return
+    console = out()
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column('Name', style='bold cyan', no_wrap=True)
+    table.add_column('Description', ratio=1, min_width=30)
+    table.add_column('Source', style='dim', overflow='ellipsis', no_wrap=True, max_width=40)
+    table.add_column('Tools', justify='right')
+    table.add_column('Files', justify='right')
+    for item, resources in rows:
+        table.add_row(
+            item.name,
+            one_line(item.description, 120),
+            _source(item, skill),
+            str(len(item.tool_names)),
+            str(len(resources)),
+        )
+    if rows:
+        console.print(table)
+    noun = 'skill' if len(rows) == 1 else 'skills'
+    skipped = f', {len(library.skipped)} skipped' if library.skipped else ''
+    console.print(f'\n{len(rows)} {noun}{skipped}.')
+    print_skipped(library.skipped)
+
+
+def _source(skill: Skill[Any], import_paths: Sequence[str] | None) -> str:
+    """Where a skill comes from: its folder, or the import path that named it."""
+    if skill.folder is not None:
+        return str(skill.folder)
+    for path in import_paths or ():
+        if any(found is skill for found in import_skills(path)):
+            return f'python: {path}'
+    return 'python'
+
+
+def validate(
+    directories: Directories = None,
+    strict: Annotated[bool, typer.Option('--strict', help='Fail on warnings too, not only on errors.')] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Check skills against the Agent Skills format and skillshelf's lint. Exits 1 on errors, for CI.
+
+    Format rules (agreeing with the reference validator skills-ref): frontmatter, unknown-field, name,
+    name-folder, description, description-length, compatibility. skillshelf's lint: loads (what the library
+    refuses or repairs), name-nfkc, field-type, missing-resource, description-short, description-when,
+    description-person, body-empty, body-size, shadowed.
+    """
+    with progress_bar('Checking skills', as_json) as progress:
+
+        def start(total: int) -> Callable[[], None]:
+            task = progress.add_task('validate', total=total)
+            return lambda: progress.advance(task)
+
+        reports, problems = lint_directories(directories_or_default(directories), progress=start)
+    errors = sum(len(report.errors) for report in reports) + len(problems)
+    warning_count = sum(len(report.warnings) for report in reports)
+    failed = bool(errors or (strict and warning_count))
+    if as_json:
+        emit_json(
+            {
+                'valid': not failed,
+                'errors': errors,
+                'warnings': warning_count,
+                'problems': problems,
+                'skills': [_report_json(report) for report in reports],
+            }
+        )
+    else:
+        _print_reports(reports, problems, errors, warning_count)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _report_json(report: SkillReport) -> dict[str, Any]:
+    return {
+        'folder': str(report.folder),
+        'name': report.name,
+        'valid': not report.errors,
+        'findings': [
+            {'rule': finding.rule, 'severity': finding.severity, 'spec': finding.spec, 'message': finding.message}
+            for finding in report.findings
+        ],
+    }
+
+
+def _print_reports(reports: Sequence[SkillReport], problems: Sequence[str], errors: int, warning_count: int) -> None:
+    console = out()
+    for problem in problems:
+        console.print(Text.assemble(('✗ ', 'bold red'), problem))
+    for report in reports:
+        label = report.name or report.folder.name
+        mark = (
+            ('✗ ', 'bold red') if report.errors else ('! ', 'bold yellow') if report.warnings else ('✓ ', 'bold green')
+        )
+        console.print(Text.assemble(mark, (label, 'bold'), '  ', (str(report.folder), 'dim')))
+        if not report.findings:
+            continue
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=2)
+        grid.add_column(no_wrap=True, min_width=7)
+        grid.add_column(no_wrap=True, style='dim', min_width=18)
+        grid.add_column(ratio=1)
+        for finding in report.findings:
+            style = 'red' if finding.severity == 'error' else 'yellow'
+            grid.add_row('', Text(finding.severity, style), finding.rule, finding.message)
+        console.print(grid)
+    valid = sum(1 for report in reports if not report.errors)
+    summary = (
+        f'\n{len(reports)} skill{"" if len(reports) == 1 else "s"} checked: {valid} valid, '
+        f'{len(reports) - valid} with errors; {errors} error{"" if errors == 1 else "s"}, '
+        f'{warning_count} warning{"" if warning_count == 1 else "s"}.'
+    )
+    console.print(summary, style='bold red' if errors else 'bold green')
+
+
+def index(
+    directories: Directories = None, skill: ImportPaths = None, hybrid: Hybrid = False, as_json: AsJson = False
+) -> None:
+    """Build the search index now and cache it, so an agent's first search loads it instead of building it.
+
+    For a deploy or container build step: run it where the agent runs, with the same skill paths and
+    SKILLSHELF_CACHE_DIR. --hybrid embeds the skills too. Libraries of 200 or more folder skills are cached.
+    """
+    library = build_library(directories, skill, hybrid=hybrid)
+    note_skipped(library.skipped, as_json)
+    started = time.perf_counter()
+    with err().status(f'Indexing {len(library):,} skills…') if not as_json else nullcontext():
+        try:
+            library.prepare_search()
+        except Exception as error:  # an encoder or API failure: say what happened, not a traceback
+            fail(f'the index was not built: {error}')
+    seconds = time.perf_counter() - started
+    path = library.index_cache_path()
+    reason = _not_cached(path)
+    if as_json:
+        emit_json(
+            {
+                'skills': len(library),
+                'search': library.search_mode,
+                'seconds': round(seconds, 3),
+                'cache': {'saved': reason is None, 'path': None if path is None else str(path), 'reason': reason},
+                'skipped': skipped_json(library.skipped),
+            }
+        )
+        return
+    console = out()
+    noun = 'skill' if len(library) == 1 else 'skills'
+    console.print(f'Indexed {len(library):,} {noun} in {seconds:.2f} s ({library.search_mode} search).')
+    if reason is None:
+        embeddings = ', with the embeddings beside it' if library.search_mode == 'hybrid' else ''
+        console.print(
+            f'Cached in {escape(str(path))}{embeddings}: the first search of an agent using these skills loads it.'
+        )
+    else:
+        console.print(f'Not cached: {escape(reason)}.', style='yellow')
+
+
+def _not_cached(path: Path | None) -> str | None:
+    """Why the index was not saved, or `None` if it was."""
+    if path is not None:
+        return None if path.is_file() else f'{path.parent} could not be written'
+    if cache_directory() is None:
+        return 'caching is off (SKILLSHELF_CACHE_DIR)'
+    return f'libraries of fewer than {CACHE_MIN_SKILLS} folder skills are not cached; they index quickly at the first search'

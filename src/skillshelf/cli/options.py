@@ -1,0 +1,110 @@
+"""The options the commands share, and the library or capability they select, built as an agent would build it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..capability.catalog import DEFAULT_CATALOG_BUDGET
+from ..capability.meta_tools import META_TOOL_NAMES
+from ..capability.skills import Skills, import_skills
+from ..errors import SkillError, SkillWarning
+from ..library import SkillLibrary
+from ..ranking.ranker import SearchMode
+from ..skill import Skill
+from .render import fail
+
+__all__ = (
+    'AsJson',
+    'Directories',
+    'Hybrid',
+    'ImportPaths',
+    'build_capability',
+    'build_library',
+    'directories_or_default',
+)
+
+Directories = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        help='Library directories: each holds skill folders, or is one. Default: ./skills if it exists, else .',
+        show_default=False,
+        metavar='DIR',
+    ),
+]
+ImportPaths = Annotated[
+    list[str] | None,
+    typer.Option(
+        '--skill',
+        '-s',
+        help='A Python skill (or list of skills) to add, by import path: package.module:attribute. Repeatable.',
+        show_default=False,
+    ),
+]
+AsJson = Annotated[bool, typer.Option('--json', help='Print JSON for scripts instead of tables.')]
+Hybrid = Annotated[
+    bool,
+    typer.Option('--hybrid', help='Rank like Skills(search="hybrid"): lexical + embeddings (the [semantic] extra).'),
+]
+
+
+def directories_or_default(directories: Sequence[Path] | None) -> list[Path]:
+    """The directories given, else `./skills` if it exists, else the working directory."""
+    if directories:
+        return list(directories)
+    return [Path('skills')] if Path('skills').is_dir() else [Path('.')]
+
+
+def build_library(
+    directories: Sequence[Path] | None, import_paths: Sequence[str] | None, *, hybrid: bool = False
+) -> SkillLibrary:
+    """The library exactly as the `Skills` capability builds it; skipped folders are in `.skipped`."""
+    skills = _python_skills(import_paths)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', SkillWarning)
+        try:
+            return SkillLibrary.build(
+                skills, directories_or_default(directories), reserved_tool_names=META_TOOL_NAMES, search=_mode(hybrid)
+            )
+        except SkillError as error:
+            fail(str(error))
+
+
+def build_capability(
+    directories: Sequence[Path] | None,
+    import_paths: Sequence[str] | None,
+    budget: int = DEFAULT_CATALOG_BUDGET,
+    *,
+    hybrid: bool = False,
+) -> Skills[Any]:
+    """The `Skills` capability an agent given these options would use."""
+    skills = _python_skills(import_paths)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', SkillWarning)
+        try:
+            return Skills(
+                list(directories_or_default(directories)), skills=skills, catalog_budget=budget, search=_mode(hybrid)
+            )
+        except SkillError as error:
+            fail(str(error))
+
+
+def _python_skills(import_paths: Sequence[str] | None) -> list[Skill[Any]]:
+    if not import_paths:
+        return []
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # the console script, like `python -m`, imports from where it runs
+    try:
+        return [skill for path in import_paths for skill in import_skills(path)]
+    except SkillError as error:
+        fail(str(error))
+
+
+def _mode(hybrid: bool) -> SearchMode:
+    return 'hybrid' if hybrid else 'lexical'
