@@ -7,6 +7,7 @@ its warnings), `Skill(...)`, `load_instructions` and `lint_folder`.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -20,14 +21,17 @@ from typing import Any, TypeVar
 
 import pytest
 import yaml
+from reliability.ledger import case
 
 from skillshelf import Skill, SkillFormatError, SkillLibrary, SkillWarning
 from skillshelf.discovery import Discovery, discover
-from skillshelf.lint import lint_folder
+from skillshelf.lint import Finding, lint_folder
 from skillshelf.markdown import guarded_yaml
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES
 
 T = TypeVar('T')
+
+AREA = 'Skill files'
 
 HANG_SECONDS = 10
 """Not a speed test: every input here is read in milliseconds; a read still running after this long is stuck."""
@@ -98,11 +102,11 @@ SURROGATE_FRONTMATTERS = {
 }
 
 
-@pytest.mark.parametrize('frontmatter', SURROGATE_FRONTMATTERS.values(), ids=SURROGATE_FRONTMATTERS.keys())
+@pytest.mark.parametrize('where', SURROGATE_FRONTMATTERS, ids=SURROGATE_FRONTMATTERS.keys())
 def test_a_lone_surrogate_in_the_frontmatter_skips_the_skill_saying_why(
-    tmp_path: Path, frontmatter: str, yaml_parser: str
+    tmp_path: Path, where: str, yaml_parser: str
 ) -> None:
-    write(tmp_path, 'demo', f'---\n{frontmatter}\n---\nBody.\n')
+    write(tmp_path, 'demo', f'---\n{SURROGATE_FRONTMATTERS[where]}\n---\nBody.\n')
     write(tmp_path, 'fine', '---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
 
     library, warned = build(tmp_path)
@@ -115,6 +119,12 @@ def test_a_lone_surrogate_in_the_frontmatter_skips_the_skill_saying_why(
     assert warned == [f'skipped {skipped.path}: {skipped.problem}']
     for message in [*warned, skipped.problem]:
         message.encode('utf-8')  # the report itself can be written anywhere
+    case(
+        AREA,
+        f'unencodable text: lone surrogate (YAML escape) in the frontmatter, {where} ({yaml_parser} parser)',
+        f'skipped with a warning: {skipped.problem}',
+        root=tmp_path,
+    )
 
 
 def test_the_pure_python_parser_names_where_the_surrogate_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,6 +137,12 @@ def test_the_pure_python_parser_names_where_the_surrogate_is(tmp_path: Path, mon
     assert skipped.problem == (
         'the frontmatter has text that cannot be encoded as UTF-8 in metadata.keywords[1][0] '
         '(a lone surrogate, such as the escape "\\ud800"); write the character itself'
+    )
+    case(
+        AREA,
+        'unencodable text: lone surrogate (YAML escape) in metadata.keywords, nested (pure-python parser names where)',
+        f'skipped: {skipped.problem}',
+        root=tmp_path,
     )
 
 
@@ -141,6 +157,17 @@ def test_a_body_is_decoded_strictly_so_it_cannot_hold_a_surrogate(tmp_path: Path
         skills['demo'].load_instructions()
     assert refused.value.path == folder / 'SKILL.md'
     assert skills['escaped'].load_instructions() == 'The text \\ud800 is only text.'
+    case(
+        AREA,
+        'unencodable text: a surrogate encoded as UTF-8 bytes (ED A0 80) in the body',
+        f'discovered; load refused: {refused.value.problem}',
+        root=tmp_path,
+    )
+    case(
+        AREA,
+        'unencodable text: the characters `\\ud800` in the body (not YAML, so no escape)',
+        f'loaded; body read as written: {skills["escaped"].load_instructions()!r}',
+    )
 
 
 @pytest.mark.parametrize(
@@ -162,12 +189,23 @@ def test_a_python_skill_with_a_lone_surrogate_is_refused(arguments: dict[str, An
         Skill(**arguments)
     assert f'{where} cannot be encoded as UTF-8' in refused.value.problem
     str(refused.value).encode('utf-8')
+    case(
+        AREA,
+        f'unencodable text: lone surrogate in a Python skill, {where}',
+        f'Skill(...) refused: {refused.value.problem}',
+    )
 
 
 def test_python_skill_metadata_that_holds_itself_is_walked_once() -> None:
     metadata: dict[str, Any] = {'keywords': ['ok']}
     metadata['self'] = metadata
-    assert Skill('demo', 'ok', metadata=metadata).metadata['keywords'] == ['ok']
+    keywords = Skill('demo', 'ok', metadata=metadata).metadata['keywords']
+    assert keywords == ['ok']
+    case(
+        AREA,
+        'unencodable text: the check on Python skill metadata that contains itself',
+        f'accepted, walked once: metadata.keywords == {keywords!r}',
+    )
 
 
 # --- class 3: no entry is dropped without a word --------------------------------------------------------------------
@@ -218,10 +256,9 @@ SILENT_DROPS: dict[str, tuple[Callable[[Path, Path], object], str]] = {
 }
 
 
-@pytest.mark.parametrize(('make', 'problem'), SILENT_DROPS.values(), ids=SILENT_DROPS.keys())
-def test_every_entry_that_is_not_a_skill_is_reported_with_its_path_and_reason(
-    tmp_path: Path, make: Callable[[Path, Path], object], problem: str
-) -> None:
+@pytest.mark.parametrize('entry', SILENT_DROPS, ids=SILENT_DROPS.keys())
+def test_every_entry_that_is_not_a_skill_is_reported_with_its_path_and_reason(tmp_path: Path, entry: str) -> None:
+    make, problem = SILENT_DROPS[entry]
     library_dir = tmp_path / 'lib'
     write(library_dir, 'fine', '---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
     make(library_dir / 'entry', tmp_path)
@@ -235,6 +272,12 @@ def test_every_entry_that_is_not_a_skill_is_reported_with_its_path_and_reason(
     assert skipped.path.stem == 'entry'
     assert problem in skipped.problem
     assert f'skipped {skipped.path}: {skipped.problem}' in warned
+    case(
+        AREA,
+        f'silent drop: an entry in a library that is not a skill, {entry}',
+        f'skipped with a warning: {skipped.problem}',
+        root=library_dir,
+    )
 
 
 @pytest.mark.parametrize(
@@ -260,6 +303,11 @@ def test_documents_and_other_files_beside_the_skills_are_not_reported(tmp_path: 
         warnings.simplefilter('error')
         library = SkillLibrary.build(directories=[tmp_path])
     assert (list(library.skills), library.skipped) == (['fine'], [])
+    case(
+        AREA,
+        f'silent drop: a document beside the skills, `{name}`',
+        f'not reported, no warning (not a skill folder); skills read: {", ".join(library.skills)}',
+    )
 
 
 def test_a_folder_the_process_cannot_read_is_reported() -> None:
@@ -289,6 +337,12 @@ def test_a_folder_the_process_cannot_read_is_reported() -> None:
     skills, skipped = result.stdout.splitlines()
     assert skills == "['fine']"
     assert skipped == "[('locked', 'cannot read the folder (Permission denied)')]"
+    [(folder, problem)] = ast.literal_eval(skipped)
+    case(
+        AREA,
+        'silent drop: a skill folder the process cannot read (chmod 000)',
+        f'skipped: {folder}: {problem}; skills read: {", ".join(ast.literal_eval(skills))}',
+    )
 
 
 # --- class 4: amplification and parse time ---------------------------------------------------------------------------
@@ -303,11 +357,11 @@ ALIAS_AMPLIFIERS = {
 }
 
 
-@pytest.mark.parametrize('extra', ALIAS_AMPLIFIERS.values(), ids=ALIAS_AMPLIFIERS.keys())
+@pytest.mark.parametrize('amplifier', ALIAS_AMPLIFIERS, ids=ALIAS_AMPLIFIERS.keys())
 def test_aliases_that_expand_a_frontmatter_past_the_byte_limit_are_refused(
-    tmp_path: Path, extra: str, yaml_parser: str
+    tmp_path: Path, amplifier: str, yaml_parser: str
 ) -> None:
-    text = f'---\nname: demo\ndescription: ok\n{extra}\n---\nBody.\n'
+    text = f'---\nname: demo\ndescription: ok\n{ALIAS_AMPLIFIERS[amplifier]}\n---\nBody.\n'
     assert len(text.encode()) < MAX_FRONTMATTER_BYTES  # small on disk, under the value count too
     write(tmp_path, 'demo', text)
 
@@ -317,12 +371,23 @@ def test_aliases_that_expand_a_frontmatter_past_the_byte_limit_are_refused(
         f'the frontmatter is refused: aliases expand the text to more than {MAX_YAML_EXPANDED_BYTES:,} bytes '
         '(a YAML bomb?); write the values out'
     )
+    case(
+        AREA,
+        f'amplification: {amplifier} of an 8 KB string, {len(text.encode()):,} bytes on disk ({yaml_parser} parser)',
+        f'skipped: {skipped.problem}',
+        root=tmp_path,
+    )
 
 
 def test_aliases_within_the_limits_are_read(tmp_path: Path) -> None:
     write(tmp_path, 'demo', f'---\nname: demo\ndescription: ok\nkeywords: [&a "{LONG}"' + ', *a' * 20 + ']\n---\n')
     [skill] = quietly_discover(tmp_path).skills
     assert len(skill.metadata['keywords']) == 21
+    case(
+        AREA,
+        'amplification: 20 aliases of an 8 KB string, within the limits',
+        f'loaded: metadata.keywords has {len(skill.metadata["keywords"])} values',
+    )
 
 
 def test_many_small_aliases_still_hit_the_value_limit(tmp_path: Path) -> None:
@@ -330,6 +395,12 @@ def test_many_small_aliases_still_hit_the_value_limit(tmp_path: Path) -> None:
     write(tmp_path, 'demo', f'---\nname: demo\ndescription: ok\n{extra}\n---\n')
     [skipped] = quietly_discover(tmp_path).skipped
     assert f'more than {MAX_YAML_NODES:,} values' in skipped.problem
+    case(
+        AREA,
+        'amplification: 61 aliases of 100 aliases of a 10-item list (61,000 small values)',
+        f'skipped: {skipped.problem}',
+        root=tmp_path,
+    )
 
 
 RUN = 60_000
@@ -350,17 +421,43 @@ LINEAR_INPUTS = {
 }
 
 
-@pytest.mark.parametrize('text', LINEAR_INPUTS.values(), ids=LINEAR_INPUTS.keys())
-def test_long_runs_on_one_line_are_read_without_stalling(tmp_path: Path, text: str) -> None:
-    folder = write(tmp_path, 'demo', text)
+@pytest.mark.parametrize('run', LINEAR_INPUTS, ids=LINEAR_INPUTS.keys())
+def test_long_runs_on_one_line_are_read_without_stalling(tmp_path: Path, run: str) -> None:
+    folder = write(tmp_path, 'demo', LINEAR_INPUTS[run])
 
-    found = finishes(lambda: quietly_discover(tmp_path))
+    found, warned = finishes(lambda: discover_recording_warnings(tmp_path))
     report = finishes(lambda: lint_folder(folder))
 
     assert len(found.skills) + len(found.skipped) == 1
     assert report.findings or found.skills
-    for skill in found.skills:
-        assert finishes(skill.load_instructions) is not None
+    bodies = [finishes(skill.load_instructions) for skill in found.skills]
+    assert None not in bodies
+    case(
+        AREA,
+        f'super-linear parsing: {run} ({len(LINEAR_INPUTS[run]):,}-character file)',
+        f'finished; {_read_outcome(found, warned, bodies)}; validate: {_findings(report.findings)}',
+        root=tmp_path,
+    )
+
+
+def discover_recording_warnings(root: Path) -> tuple[Discovery, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        found = discover(root)
+    return found, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+
+
+def _read_outcome(found: Discovery, warned: list[str], bodies: list[str]) -> str:
+    if found.skipped:
+        return f'skipped: {found.skipped[0].problem}'
+    loaded = f'loaded with a {len(bodies[0]):,}-character body'
+    return f'{loaded}, warning: {warned[0].split(": ", 1)[-1]}' if warned else loaded  # without the path
+
+
+def _findings(findings: list[Finding]) -> str:
+    errors = [f'error: {finding.message}' for finding in findings if finding.severity == 'error']
+    warned = sorted({finding.rule for finding in findings if finding.severity == 'warning'})
+    return '; '.join([*errors, *(['warnings: ' + ', '.join(warned)] if warned else [])]) or 'no findings'
 
 
 # --- class 6: one reader, one outcome --------------------------------------------------------------------------------
@@ -388,10 +485,9 @@ def _library_outcome(root: Path) -> str | None:
     return None if found.skills else found.skipped[0].problem
 
 
-@pytest.mark.parametrize(('frontmatter', 'reason'), READER_EDGES.values(), ids=READER_EDGES.keys())
-def test_discovery_and_validate_read_a_frontmatter_the_same_way(
-    tmp_path: Path, frontmatter: str, reason: str, yaml_parser: str
-) -> None:
+@pytest.mark.parametrize('edge', READER_EDGES, ids=READER_EDGES.keys())
+def test_discovery_and_validate_read_a_frontmatter_the_same_way(tmp_path: Path, edge: str, yaml_parser: str) -> None:
+    frontmatter, reason = READER_EDGES[edge]
     folder = write(tmp_path, 'demo', f'---\n{frontmatter}\n---\nDo the thing.\n')
 
     skipped_because = _library_outcome(tmp_path)
@@ -399,7 +495,10 @@ def test_discovery_and_validate_read_a_frontmatter_the_same_way(
 
     if skipped_because is None:
         assert errors == []
+        handling = 'both accept: discovery loads it, validate reports no errors'
     else:
         assert reason, f'skipped: {skipped_because}'
         assert reason in skipped_because
         assert any(reason in error for error in errors), errors
+        handling = f'both refuse; discovery skips: {skipped_because}; validate: {errors[0]}'
+    case(AREA, f'one reader: discovery and validate on {edge} ({yaml_parser} parser)', handling, root=tmp_path)
