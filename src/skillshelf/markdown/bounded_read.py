@@ -43,9 +43,9 @@ class SkillFile:
     """Read the file even if it has other hard links (whose other names may lie outside the folder)."""
 
     @property
-    def path(self) -> Path:
+    def path(self) -> str:
         """Where the file is, for messages."""
-        return Path(self.folder.path, SKILL_FILE)
+        return os.path.join(self.folder.path, SKILL_FILE)
 
 
 def read_skill_file(skill_file: str | Path | SkillFile) -> bytes:

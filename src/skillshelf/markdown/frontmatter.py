@@ -83,6 +83,8 @@ def unencodable(value: object) -> str | None:
     """Where `value` (text, or lists and mappings of it) holds text that UTF-8 cannot encode: a lone surrogate,
     which no file, JSON document or model API accepts. Returns a location such as `metadata.keywords[2]`
     (`the text` for `value` itself), or `None` if there is none."""
+    if isinstance(value, str):
+        return None if _encodable(value) else 'the text'
     pending: list[tuple[object, str]] = [(value, '')]
     seen: set[int] = set()  # Python values may hold themselves
     while pending:
@@ -217,7 +219,7 @@ def read_frontmatter(skill_file: str | Path | SkillFile) -> Frontmatter:
     notes: list[str] = []
     text = read_frontmatter_text(skill_file)
     path = _path_of(skill_file)
-    front = _validate(path, _load_lenient(path, text, notes), notes)
+    front = _validate(path, _load_lenient(path, text, notes), notes, escapes='\\' in text)
     for note in notes:
         warnings.warn(SkillWarning(note), stacklevel=2)
     return front
@@ -331,13 +333,15 @@ def _first_line(error: Exception) -> str:
     return line if len(line) <= 60 else line[:59] + '…'
 
 
-def _validate(skill_file: str | Path, data: Any, notes: list[str]) -> Frontmatter:
+def _validate(skill_file: str | Path, data: Any, notes: list[str], *, escapes: bool = True) -> Frontmatter:
+    """The checked frontmatter of `data`; `escapes` says whether its text had any `\\` escape, the only way YAML
+    can produce a lone surrogate from valid UTF-8."""
     if data is None:
         raise SkillFormatError(skill_file, 'the frontmatter is empty; it needs `name` and `description`')
     if not isinstance(data, dict):
         raise SkillFormatError(skill_file, f'the frontmatter is a YAML {type(data).__name__}, not a mapping of fields')
     fields = {str(key): value for key, value in cast('dict[Any, Any]', data).items()}
-    if (problem := unencodable_problem(fields)) is not None:
+    if escapes and (problem := unencodable_problem(fields)) is not None:
         raise SkillFormatError(skill_file, problem)
     try:
         front = Frontmatter.model_validate(fields)

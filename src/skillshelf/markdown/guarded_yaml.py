@@ -19,6 +19,8 @@ import yaml
 from yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, NodeEvent, ScalarEvent
 from yaml.nodes import MappingNode, Node
 
+from .._text import one_line
+
 __all__ = (
     'MAX_YAML_DEPTH',
     'MAX_YAML_EXPANDED_BYTES',
@@ -58,7 +60,7 @@ class _UniqueKeys:
             except TypeError:
                 continue  # unhashable: the base constructor reports it
             if duplicate:
-                raise YAMLRefusedError(f'the key {_shorten(repr(key))} appears twice in one mapping')
+                raise YAMLRefusedError(f'the key {one_line(repr(key), 60)} appears twice in one mapping')
         return super().construct_mapping(node, deep=deep)  # type: ignore[misc]  # pyright: ignore
 
 
@@ -121,6 +123,8 @@ def _check_limits(text: str) -> None:
     Each node's expanded size (values, and bytes of text) is added to its parent's when it ends; an alias adds
     the size its anchor ended with. An alias to a node that has not ended yet is a cycle.
     """
+    if not _may_break_limits(text):
+        return
     frames: list[list[int]] = [[0, 0]]  # the sizes of the open collections, outermost first
     anchors: dict[str, tuple[int, int] | None] = {}  # None: the anchored node is still open
     open_anchors: list[str | None] = []
@@ -156,6 +160,20 @@ def _check_limits(text: str) -> None:
         loader.dispose()  # pyright: ignore[reportUnknownMemberType]
 
 
+def _may_break_limits(text: str) -> bool:
+    """Whether `text` could break a limit at all, judged without parsing it (most frontmatter cannot).
+
+    Without an anchor nothing expands, so a text shorter than `MAX_YAML_NODES` characters has fewer values and
+    fewer bytes of text than the limits; then only its nesting could, and each level of nesting takes a bracket,
+    or a character of indentation or a `-`/`?` indicator at the start of a line.
+    """
+    if '&' in text or len(text) >= MAX_YAML_NODES:
+        return True
+    flow = text.count('[') + text.count('{')
+    block = max((len(line) - len(line.lstrip(' \t-?')) for line in text.splitlines()), default=0)
+    return flow + block + 2 > MAX_YAML_DEPTH
+
+
 def _add(frames: list[list[int]], nodes: int, size: int) -> None:
     """Count an ended node in its parent, refusing the document once its expansion passes a limit."""
     parent = frames[-1]
@@ -173,7 +191,3 @@ def _add(frames: list[list[int]], nodes: int, size: int) -> None:
             f'aliases expand the text to more than {MAX_YAML_EXPANDED_BYTES:,} bytes (a YAML bomb?); '
             'write the values out'
         )
-
-
-def _shorten(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + '…'
