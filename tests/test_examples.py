@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -70,3 +71,21 @@ def test_wordllama_encoder_example_ranks_with_a_real_wordllama_model() -> None:
         'lexical': ['sql-review', 'http-api-design', 'csv-analysis'],
         'hybrid': ['sql-review', 'release-notes', 'sql-review'],
     }
+
+
+def test_skill_script_example_profiles_a_csv_with_the_bundled_script() -> None:
+    output = run_example('skill_script.py') if shutil.which('bwrap') else run_example_local('skill_script.py')
+    assert 'model -> run_skill_script({"name":"csv-analysis","script":"scripts/profile.py"' in output
+    assert 'tool  <- scripts/profile.py exited with code 0.' in output
+    assert 'amount: numeric, 1 missing, min 45.5, median 80.0, max 120.0' in output
+
+
+def run_example_local(name: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, str(REPO / 'examples' / name), '--local'],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return completed.stdout

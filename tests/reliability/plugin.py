@@ -17,6 +17,7 @@ MODULES = (
     'test_hostile_calls.py',
     'test_resource_attacks.py',
     'test_concurrency.py',
+    'test_scripts.py',
 )
 """The report is written only when every one of these ran, whole."""
 

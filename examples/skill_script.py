@@ -1,0 +1,69 @@
+"""Run a skill's bundled script: the csv-analysis skill profiles a CSV file in a bubblewrap sandbox.
+
+Runs offline with a scripted model: it loads the skill, then calls `run_skill_script` with the CSV as an input
+file; the script runs with the skill folder read-only, a fresh work directory and no network.
+Needs `bwrap` (Debian/Ubuntu: `apt-get install bubblewrap`); `--local` runs it unsandboxed instead.
+
+    python examples/skill_script.py
+    python examples/skill_script.py --local
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from skillshelf import LocalRunner, Skills
+
+SKILLS_DIR = Path(__file__).resolve().parent.parent / 'skills'
+SALES = 'region,amount\nnorth,120\nsouth,\nnorth,80\neast,45.5\n'
+
+
+def scripted_model() -> FunctionModel:
+    steps: list[list[Any]] = [
+        [ToolCallPart('load_skill', {'name': 'csv-analysis'})],
+        [
+            ToolCallPart(
+                'run_skill_script',
+                {
+                    'name': 'csv-analysis',
+                    'script': 'scripts/profile.py',
+                    'args': ['sales.csv'],
+                    'files': {'sales.csv': SALES},
+                },
+            )
+        ],
+        [TextPart('4 rows; amount is missing once and ranges from 45.5 to 120.')],
+    ]
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        turn = sum(isinstance(message, ModelResponse) for message in messages)
+        return ModelResponse(parts=steps[min(turn, len(steps) - 1)])
+
+    return FunctionModel(respond, model_name='scripted')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--local', action='store_true', help='run the script without a sandbox (LocalRunner)')
+    args = parser.parse_args()
+
+    skills = Skills(SKILLS_DIR, scripts=LocalRunner() if args.local else True)
+    result = Agent(scripted_model(), capabilities=[skills]).run_sync('Profile my sales data.')
+    for message in result.new_messages():
+        for part in message.parts:
+            if isinstance(part, ToolCallPart):
+                print(f'model -> {part.tool_name}({part.args_as_json_str()})')
+            elif isinstance(part, ToolReturnPart) and part.tool_name == 'run_skill_script':
+                print('tool  <- ' + part.model_response_str().replace('\n', '\n         '))
+            elif isinstance(part, TextPart):
+                print(f'model : {part.content}')
+
+
+if __name__ == '__main__':
+    main()
