@@ -272,7 +272,12 @@ def targets_section() -> list[str]:
         ),
         ('100k folders, cold with the OS file caches emptied (s)', large.get('os_cold_total_s', nan), 'reported', None),
         ('warm index / cold index at 2,651', small.get('warm_over_cold_index', nan), 'reported', None),
-        ('warm start / cold start at 2,651 (incl. discovery)', small.get('warm_over_cold_total', nan), 'reported', None),
+        (
+            'warm start / cold start at 2,651 (incl. discovery)',
+            small.get('warm_over_cold_total', nan),
+            'reported',
+            None,
+        ),
         ('first request at 2,651 skills (chars)', cost.get('first_request_chars', nan), '≤ 6000', False),
         ('construct + 2-request run at 2,651 skills, cold (s)', cost.get('construct_run_cold_s', nan), '≤ 1.5', False),
         ('construct + 2-request run at 2,651 skills, warm (s)', cost.get('construct_run_warm_s', nan), '≤ 1.5', False),

@@ -31,7 +31,7 @@ from pydantic_ai.models import Model, ModelRequestContext
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
-from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.toolsets import AbstractToolset
 
 sys.path.insert(0, str(Path(__file__).parent))
 from weather_skill import weather
@@ -93,7 +93,7 @@ def everything_in_context(skills: Skills[Any]) -> int:
     return total
 
 
-def tool_definitions(toolset: FunctionToolset[Any]) -> list[ToolDefinition]:
+def tool_definitions(toolset: AbstractToolset[Any]) -> list[ToolDefinition]:
     """The definitions a model would receive for `toolset`, read from a real (test-model) request."""
     model = TestModel(call_tools=[])
     Agent(model, toolsets=[toolset]).run_sync('list the tools')

@@ -457,7 +457,7 @@ def test_a_tool_added_to_a_folder_skill_after_construction_is_never_announced(
     make_script: Callable[..., Script],
 ) -> None:
     capability = Skills(SAMPLE_SKILLS)
-    capability.library.skills['csv-analysis'].toolset.add_function(lambda: 'late', name='late_tool')
+    capability.library.skills['csv-analysis'].tool_plain(name='late_tool')(lambda: 'late')
     script = make_script([call('load_skill', name='csv-analysis')], [TextPart('done')])
     [loaded] = tool_returns(run(script, capability), 'load_skill')
 

@@ -45,7 +45,7 @@ def make_skills() -> list[Skill[Any]]:
         def tool(run: str, index: int = index) -> str:
             return f'TOOL-MARKER-{index} for {run}'
 
-        skill.toolset.add_function(tool, name=f'tool_{index}')
+        skill.tool_plain(name=f'tool_{index}')(tool)
         skills.append(skill)
     return skills
 

@@ -353,3 +353,47 @@ def test_short_reads_give_the_same_frontmatter_and_body(tmp_path: Path, monkeypa
     assert (read_frontmatter(folder / 'SKILL.md'), read_body(folder / 'SKILL.md')) == expected
     assert expected[1] == body.strip()
     assert short.calls > len(body.encode()) // 4093  # the whole body came through the short reads
+
+
+@pytest.mark.parametrize(
+    ('field', 'patterns'),
+    [
+        (
+            'allowed-tools: Bash(git:*) Bash(jq:*) Read',
+            ['Bash(git:*)', 'Bash(jq:*)', 'Read'],
+        ),  # the Agent Skills format
+        ('allowed-tools: get_forecast, read_file', ['get_forecast', 'read_file']),  # Claude Code's commas
+        ('allowed-tools: Read,Grep,Glob', ['Read', 'Grep', 'Glob']),
+        (
+            'allowed-tools: Bash(git add:*), Bash(git status:*), Bash(git commit:*)',
+            ['Bash(git add:*)', 'Bash(git status:*)', 'Bash(git commit:*)'],
+        ),
+        (
+            'allowed-tools: "Bash(npm run test, lint) WebFetch(domain:example.com)"',
+            ['Bash(npm run test, lint)', 'WebFetch(domain:example.com)'],
+        ),
+        (
+            'allowed-tools:\n  - Read\n  - Bash(git add:*)\n  - mcp__github__create_issue',
+            ['Read', 'Bash(git add:*)', 'mcp__github__create_issue'],
+        ),
+        ('allowed-tools: [Read, Write, "Bash(ls -la:*)"]', ['Read', 'Write', 'Bash(ls -la:*)']),
+        (
+            'allowed-tools: >-\n  Read Grep\n  Bash(python scripts/fill.py:*)',
+            ['Read', 'Grep', 'Bash(python scripts/fill.py:*)'],
+        ),
+        ('allowed-tools: Bash(git add:*', ['Bash(git add:*']),  # unclosed: kept whole, not split or dropped
+        ('allowed-tools: " , "', []),
+        ('allowed-tools:', []),
+    ],
+)
+def test_allowed_tools_are_split_on_spaces_or_commas_outside_parentheses(
+    tmp_path: Path, field: str, patterns: list[str]
+) -> None:
+    folder = tmp_path / 'demo'
+    folder.mkdir()
+    (folder / 'SKILL.md').write_text(
+        f'---\nname: demo\ndescription: Shows demos.\n{field}\n---\nBody.\n', encoding='utf-8'
+    )
+
+    assert list(read_frontmatter(folder / 'SKILL.md').allowed_tools) == patterns
+    assert Skill.from_folder(folder).metadata.get('allowed-tools', []) == patterns

@@ -4,18 +4,26 @@ from .capability.catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_cat
 from .capability.meta_tools import SkillMatch
 from .capability.skills import DEFAULT_ID, Skills, import_skills
 from .discovery import SkippedSkill
-from .errors import ResourceError, SkillConflictError, SkillError, SkillFormatError, SkillWarning
+from .errors import ResourceError, ScriptError, SkillConflictError, SkillError, SkillFormatError, SkillWarning
 from .library import SkillLibrary
 from .ranking.lexical import SearchHit
 from .ranking.semantic import Encoder, SemanticUnavailableError
+from .scripts import BubblewrapRunner, LocalRunner, ScriptLimits, ScriptRequest, ScriptResult, ScriptRunner
 from .skill import Skill
 
 __all__ = (
     'DEFAULT_CATALOG_BUDGET',
     'DEFAULT_ID',
+    'BubblewrapRunner',
     'CatalogEntry',
     'Encoder',
+    'LocalRunner',
     'ResourceError',
+    'ScriptError',
+    'ScriptLimits',
+    'ScriptRequest',
+    'ScriptResult',
+    'ScriptRunner',
     'SearchHit',
     'SemanticUnavailableError',
     'Skill',

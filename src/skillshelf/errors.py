@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ('ResourceError', 'SkillConflictError', 'SkillError', 'SkillFormatError', 'SkillWarning')
+__all__ = ('ResourceError', 'ScriptError', 'SkillConflictError', 'SkillError', 'SkillFormatError', 'SkillWarning')
 
 
 class SkillError(Exception):
@@ -28,6 +28,10 @@ class SkillConflictError(SkillError):
 
 class ResourceError(SkillError):
     """A skill's file cannot be read; the message is written for the model."""
+
+
+class ScriptError(SkillError):
+    """A skill's script cannot be run (no interpreter for it, no sandbox); the message is written for the model."""
 
 
 class SkillWarning(UserWarning):

@@ -9,9 +9,9 @@ from typing import Any, Generic, cast
 
 from pydantic_ai import Tool
 from pydantic_ai.tools import AgentDepsT, ToolFuncEither
-from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
-from .errors import ResourceError, SkillFormatError
+from .errors import ResourceError, SkillError, SkillFormatError
 from .markdown.frontmatter import (
     Frontmatter,
     SkillFile,
@@ -21,6 +21,7 @@ from .markdown.frontmatter import (
     unencodable,
 )
 from .resources import hold_skill_folder, list_folder_resources, read_folder_resource, safe_relative_path
+from .toolset_names import known_tool_names
 
 __all__ = ('Skill',)
 
@@ -46,8 +47,9 @@ class Skill(Generic[AgentDepsT]):
     """The `SKILL.md`, read beneath the folder discovery accepted; `None` for a skill defined in Python."""
     _instructions: str | None
     """The instructions of a Python skill; a folder skill's are read from its `SKILL.md` when loaded."""
-    _toolset: FunctionToolset[AgentDepsT] | None
-    """Made on first use: most folder skills have no tools, and a large library would make one for each."""
+    _toolset: AbstractToolset[AgentDepsT] | None
+    """The toolset given, or a function toolset made on first use: most folder skills have no tools, and a large
+    library would make one for each."""
 
     def __init__(
         self,
@@ -56,7 +58,7 @@ class Skill(Generic[AgentDepsT]):
         instructions: str = '',
         *,
         tools: Sequence[Tool[AgentDepsT] | ToolFuncEither[AgentDepsT, ...]] = (),
-        toolset: FunctionToolset[AgentDepsT] | None = None,
+        toolset: AbstractToolset[AgentDepsT] | None = None,
         resources: Mapping[str, str] | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
@@ -67,14 +69,18 @@ class Skill(Generic[AgentDepsT]):
             description: What the skill does and when to use it, in one or two sentences.
             instructions: What the model reads when it loads the skill.
             tools: Tools to add to the skill's toolset.
-            toolset: An existing toolset to use for the skill's tools. Give it a stable `id` if you
-                use durable execution; a toolset created here gets the id `skillshelf.<name>`.
+            toolset: An existing toolset to use for the skill's tools: function tools, an MCP server
+                (`pydantic_ai.mcp.MCPToolset`), or a prefixed, filtered, renamed or combined toolset. A toolset
+                that lists its tools only when it runs (an MCP server, a filtered or dynamic toolset) is
+                started only in runs that load the skill. Give it a stable `id` if you use durable
+                execution; a toolset created here gets the id `skillshelf.<name>`.
             resources: Extra text the model can read after loading, by relative path.
             metadata: Free-form metadata; `keywords` (a string or list) is searched too.
 
         Raises:
             SkillFormatError: the name breaks the naming rules, the description is empty, or a text holds a
                 lone surrogate (which UTF-8, and so every model API, refuses).
+            SkillError: both `tools` and a `toolset` that is not a `FunctionToolset` are given.
         """
         texts = {'the name': name, 'the description': description, 'the instructions': instructions}
         for what, value in {**texts, 'a resource': resources or {}, 'the metadata': metadata or {}}.items():
@@ -94,9 +100,9 @@ class Skill(Generic[AgentDepsT]):
         self._toolset = toolset
         for tool in tools:
             if isinstance(tool, Tool):
-                self.toolset.add_tool(cast('Tool[AgentDepsT]', tool))
+                self._function_toolset().add_tool(cast('Tool[AgentDepsT]', tool))
             else:
-                self.toolset.add_function(tool)
+                self._function_toolset().add_function(tool)
 
     @classmethod
     def from_folder(cls, folder: str | Path, *, allow_hard_links: bool = False) -> Skill[Any]:
@@ -141,7 +147,12 @@ class Skill(Generic[AgentDepsT]):
         return None if self._file is None else Path(self._file.folder.path)
 
     @property
-    def toolset(self) -> FunctionToolset[AgentDepsT]:
+    def skill_file(self) -> SkillFile | None:
+        """The `SKILL.md` and the folder it is read beneath (as discovery accepted it); `None` for Python skills."""
+        return self._file
+
+    @property
+    def toolset(self) -> AbstractToolset[AgentDepsT]:
         """The skill's tools, hidden from the model until the skill is loaded."""
         if self._toolset is None:
             self._toolset = FunctionToolset[AgentDepsT](id=f'skillshelf.{self.name}')
@@ -149,18 +160,42 @@ class Skill(Generic[AgentDepsT]):
 
     @property
     def tool(self):  # returns the toolset's overloaded decorator unchanged
-        """Decorator registering a tool that takes `RunContext` as its first argument."""
-        return self.toolset.tool
+        """Decorator registering a tool that takes `RunContext` as its first argument.
+
+        Raises:
+            SkillError: the skill was given a `toolset` that is not a `FunctionToolset`.
+        """
+        return self._function_toolset().tool
 
     @property
     def tool_plain(self):  # returns the toolset's overloaded decorator unchanged
-        """Decorator registering a tool that does not take `RunContext`."""
-        return self.toolset.tool_plain
+        """Decorator registering a tool that does not take `RunContext`.
+
+        Raises:
+            SkillError: the skill was given a `toolset` that is not a `FunctionToolset`.
+        """
+        return self._function_toolset().tool_plain
 
     @property
     def tool_names(self) -> list[str]:
-        """Names of the skill's tools, in registration order."""
-        return [] if self._toolset is None else list(self._toolset.tools)
+        """Names of the skill's tools, in registration order, as far as they are known without running its toolset
+        (see `tools_known`)."""
+        return [] if self._toolset is None else known_tool_names(self._toolset) or []
+
+    @property
+    def tools_known(self) -> bool:
+        """Whether `tool_names` lists every tool. Not for a toolset that lists its tools only when it runs (an MCP
+        server, a filtered or dynamic toolset): the model sees those once it loads the skill."""
+        return self._toolset is None or known_tool_names(self._toolset) is not None
+
+    def _function_toolset(self) -> FunctionToolset[AgentDepsT]:
+        toolset = self.toolset
+        if not isinstance(toolset, FunctionToolset):
+            raise SkillError(
+                f'skill {self.name!r} takes its tools from the toolset it was given ({type(toolset).__name__}): '
+                'add tools to a FunctionToolset and give the skill `CombinedToolset([that, ...])` as its `toolset`'
+            )
+        return toolset
 
     @property
     def keywords(self) -> str:

@@ -15,7 +15,7 @@ from pydantic_ai.tools import ToolDefinition
 TAG = 'skillshelf'
 """The key under which skillshelf marks tool definitions and tool-return metadata."""
 
-MetaOperation = Literal['search', 'load', 'unload', 'read']
+MetaOperation = Literal['search', 'load', 'unload', 'read', 'run']
 
 
 def skill_tool_tag(capability_id: str, skill: str) -> dict[str, Any]:

@@ -9,7 +9,9 @@ confused model never exhausts a retry budget and aborts the run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic_ai import ToolReturn
@@ -18,6 +20,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from .._text import one_line, shown
 from ..errors import ResourceError, SkillFormatError
 from ..library import SkillLibrary
+from ..scripts.runner import expand_skill_dir
 from ..skill import Skill
 from .history import meta_tool_tag, state_change
 
@@ -44,11 +47,16 @@ class SkillMatch:
 
 
 def build_meta_toolset(
-    library: SkillLibrary, capability_id: str, default_limit: int, with_tools: set[str]
+    library: SkillLibrary,
+    capability_id: str,
+    default_limit: int,
+    with_tools: set[str],
+    skill_dir: Callable[[Path], str] | None = None,
 ) -> FunctionToolset[Any]:
     """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`.
 
     `with_tools` names the skills whose tools the capability registered: only theirs are announced on load.
+    With `skill_dir` (scripts enabled), `${SKILL_DIR}` in a folder skill's instructions becomes `skill_dir(folder)`.
     """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
 
@@ -81,6 +89,8 @@ def build_meta_toolset(
         try:
             instructions = skill.load_instructions()
             resources = skill.list_resources()
+            if skill_dir is not None and skill.folder is not None:
+                instructions = expand_skill_dir(instructions, skill_dir(skill.folder))
         except (SkillFormatError, OSError) as error:
             # The problem only, not the absolute path: the model needs no map of the host's file system.
             problem = error.problem if isinstance(error, SkillFormatError) else (error.strerror or 'unreadable')
@@ -140,7 +150,9 @@ def _match(skill: Skill[Any], score: float) -> SkillMatch:
 
 def _loaded_text(skill: Skill[Any], instructions: str, resources: list[str], has_tools: bool) -> str:
     lines = [f'Loaded skill {skill.name!r}.']
-    if has_tools and skill.tool_names:
+    if has_tools and not skill.tools_known:  # an MCP server, say: it lists its tools once it is started
+        lines.append('Its tools start now and are listed with your other tools from your next response.')
+    elif has_tools and skill.tool_names:
         lines.append(f'Tools available from your next response: {", ".join(skill.tool_names)}.')
     if resources:
         lines.append(f'Files (read with `read_skill_resource`): {", ".join(resources)}.')

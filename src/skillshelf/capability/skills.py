@@ -22,17 +22,22 @@ from ..library import SkillLibrary, check_tool_names
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.ranker import SearchMode
 from ..ranking.semantic import Encoder
+from ..scripts.runner import ScriptRunner
 from ..skill import Skill
 from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
 from .history import loaded_from_history, skill_tool_tag, tag_of
+from .lazy_toolset import LazyToolset
 from .meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, build_meta_toolset
 from .refusals import describe_problems, explain_hidden_tool_refusals, forgive, invalid_arguments_message, sanitized
+from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset, script_runner
 from .state import LoadState
 
 __all__ = ('DEFAULT_ID', 'Skills', 'import_skills')
 
 DEFAULT_ID = 'skillshelf'
 """The capability id unless you pass another; one `Skills` per agent merges into it."""
+RESERVED_TOOL_NAMES = (*META_TOOL_NAMES, SCRIPT_TOOL_NAME)
+"""Tool names no skill may use: the meta-tools, and `run_skill_script` whether or not scripts are enabled."""
 
 
 @dataclass
@@ -78,6 +83,10 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Check the directories for added, removed or edited skills at the start of each run: one `stat` per
     skill, about 0.7 s per run at 100k skills. Turn it off for a library that does not change while the
     process runs."""
+    scripts: bool | ScriptRunner = False
+    """Let the model run the scripts of loaded skills with `run_skill_script`: `True` runs each in a bubblewrap
+    sandbox (`BubblewrapRunner`); or pass a runner (`LocalRunner()` runs them unsandboxed, for trusted skills only).
+    With scripts on, `${SKILL_DIR}` in a skill's instructions becomes its folder as scripts see it."""
 
     library: SkillLibrary = field(init=False, repr=False, compare=False)
     """Every skill available to the model (built at construction)."""
@@ -85,17 +94,19 @@ class Skills(AbstractCapability[AgentDepsT]):
     _toolset: AbstractToolset[AgentDepsT] = field(init=False, repr=False, compare=False)
     _tool_count: int = field(default=0, init=False, repr=False, compare=False)
     _state: LoadState = field(default_factory=LoadState, init=False, repr=False, compare=False)
+    _runner: ScriptRunner | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.id = self.id or DEFAULT_ID
         self._check_options()
+        self._runner = script_runner(self.scripts)
         skills = _resolve_skills(self.skills)
         encoder = _import_encoder(self.encoder) if isinstance(self.encoder, str) else self.encoder
         self.library = SkillLibrary.build(
             skills,
             _directories(self.directories),
             strict=self.strict,
-            reserved_tool_names=META_TOOL_NAMES,
+            reserved_tool_names=RESERVED_TOOL_NAMES,
             search=self.search,
             encoder=encoder,
             lexical_weight=self.lexical_weight,
@@ -110,8 +121,15 @@ class Skills(AbstractCapability[AgentDepsT]):
         # Built once and shared by every run's clone: durable engines require toolsets that exist at construction.
         self._toolset = CombinedToolset[AgentDepsT](
             [
-                build_meta_toolset(self.library, self.id, self.search_limit, {skill.name for skill in with_tools}),
-                *(skill.toolset.with_metadata(**skill_tool_tag(self.id, skill.name)) for skill in with_tools),
+                build_meta_toolset(
+                    self.library,
+                    self.id,
+                    self.search_limit,
+                    {skill.name for skill in with_tools},
+                    self._runner.skill_dir if self._runner is not None else None,
+                ),
+                *([build_script_toolset(self.library, self.id, self._runner)] if self._runner is not None else []),
+                *(_skill_toolset(skill, self.id) for skill in with_tools),
             ]
         )
 
@@ -191,7 +209,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         """Tools added to Python skills since construction must not clash with others (or with a meta-tool)."""
         count = _count_tools(self.library.skills.values())
         if count != self._tool_count:
-            check_tool_names(self.library.skills.values(), set(META_TOOL_NAMES))
+            check_tool_names(self.library.skills.values(), set(RESERVED_TOOL_NAMES))
             self._tool_count = count
 
     async def prepare_tools(self, ctx: RunContext[AgentDepsT], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
@@ -284,7 +302,8 @@ class Skills(AbstractCapability[AgentDepsT]):
         if operation == 'unload':
             return await self._state.unload(name, args, handler, self.capability_id)
         if name not in self._state.loaded:
-            return f'The skill {name!r} is not loaded: call `load_skill` with {name!r} first, then read its files.'
+            then = 'run its scripts' if operation == 'run' else 'read its files'
+            return f'The skill {name!r} is not loaded: call `load_skill` with {name!r} first, then {then}.'
         return await handler(args)
 
 
@@ -332,6 +351,13 @@ def _directories(value: object) -> list[str | Path]:
 
 def _import_encoder(path: str) -> Encoder:
     return cast('Encoder', import_object(path, 'encoder'))  # checked for being callable when the library is built
+
+
+def _skill_toolset(skill: Skill[AgentDepsT], capability_id: str) -> AbstractToolset[AgentDepsT]:
+    """A skill's tools, tagged with it; a toolset that lists its tools only when it runs (an MCP server, say) is
+    started only in runs that load the skill."""
+    tagged = skill.toolset.with_metadata(**skill_tool_tag(capability_id, skill.name))
+    return tagged if skill.tools_known else LazyToolset(tagged, capability_id, skill.name)
 
 
 def _count_tools(skills: Iterable[Skill[Any]]) -> int:

@@ -43,6 +43,7 @@ __all__ = (
     'read_body',
     'read_frontmatter',
     'read_frontmatter_text',
+    'split_tool_patterns',
     'unencodable',
     'unencodable_problem',
 )
@@ -146,7 +147,7 @@ class Frontmatter(BaseModel):
     compatibility: str | None = None
     """The `compatibility` field: environment requirements, verbatim."""
     allowed_tools: tuple[str, ...] = Field(default=(), validation_alias='allowed-tools')
-    """The `allowed-tools` field, split into tool patterns."""
+    """The `allowed-tools` field, split into tool patterns (see `split_tool_patterns`)."""
 
     @field_validator('name', 'description', mode='before')
     @classmethod
@@ -183,10 +184,31 @@ class Frontmatter(BaseModel):
         if value is None:
             return ()
         if isinstance(value, str):
-            return tuple(value.split())
+            return split_tool_patterns(value)
         if isinstance(value, list) and all(isinstance(item, str) for item in cast('list[object]', value)):
-            return tuple(cast('list[str]', value))
+            return tuple(pattern for item in cast('list[str]', value) for pattern in split_tool_patterns(item))
         raise ValueError('`allowed-tools` must be a space-separated string or a list of strings')
+
+
+def split_tool_patterns(text: str) -> tuple[str, ...]:
+    """The tool patterns of an `allowed-tools` value: separated by spaces (the Agent Skills format) or commas
+    (Claude Code's `Read, Grep`), except inside parentheses, where a pattern's argument may hold both
+    (`Bash(git add:*)`). An unclosed parenthesis runs to the end of the text."""
+    patterns: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for character in text:
+        if depth == 0 and (character == ',' or character.isspace()):
+            patterns.append(''.join(current))
+            current = []
+            continue
+        if character == '(':
+            depth += 1
+        elif character == ')' and depth > 0:
+            depth -= 1
+        current.append(character)
+    patterns.append(''.join(current))
+    return tuple(pattern for pattern in patterns if pattern)
 
 
 def _string(value: object, field: str | None) -> str:
