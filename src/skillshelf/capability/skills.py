@@ -32,7 +32,7 @@ from .refusals import describe_problems, explain_hidden_tool_refusals, forgive, 
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset, script_runner
 from .state import LoadState
 
-__all__ = ('DEFAULT_ID', 'Skills', 'import_skills')
+__all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'Skills', 'import_skills')
 
 DEFAULT_ID = 'skillshelf'
 """The capability id unless you pass another; one `Skills` per agent merges into it."""
@@ -44,9 +44,9 @@ RESERVED_TOOL_NAMES = (*META_TOOL_NAMES, SCRIPT_TOOL_NAME)
 class Skills(AbstractCapability[AgentDepsT]):
     """Give an agent a library of skills it loads on demand.
 
-    The model sees a short catalog and four meta-tools (`search_skills`, `load_skill`,
-    `unload_skill`, `read_skill_resource`); a skill's instructions and tools reach it only after it
-    loads the skill. Which skills are loaded is derived from the run's message history.
+    The model sees a short catalog and four meta-tools (`search_skills`, `load_skill`, `unload_skill`,
+    `read_skill_resource`; `run_skill_script` too with `scripts`); a skill's instructions and tools reach it only
+    after it loads the skill. Which skills are loaded is derived from the run's message history.
 
     ```python
     agent = Agent('openai:gpt-5.2', capabilities=[Skills(skills=[weather], directories=['skills'])])

@@ -12,8 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from ..capability.catalog import DEFAULT_CATALOG_BUDGET
-from ..capability.meta_tools import META_TOOL_NAMES
-from ..capability.skills import Skills, import_skills
+from ..capability.skills import RESERVED_TOOL_NAMES, Skills, import_skills
 from ..errors import SkillError, SkillWarning
 from ..library import SkillLibrary
 from ..ranking.ranker import SearchMode
@@ -70,7 +69,10 @@ def build_library(
         warnings.simplefilter('ignore', SkillWarning)
         try:
             return SkillLibrary.build(
-                skills, directories_or_default(directories), reserved_tool_names=META_TOOL_NAMES, search=_mode(hybrid)
+                skills,
+                directories_or_default(directories),
+                reserved_tool_names=RESERVED_TOOL_NAMES,
+                search=_mode(hybrid),
             )
         except SkillError as error:
             fail(str(error))
