@@ -6,12 +6,14 @@ import errno
 import os
 import re
 import stat
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ResourceError, SkillFormatError
+from .declared_tools import add_declared_tools, untrusted_note
+from .errors import ResourceError, SkillError, SkillFormatError, SkillWarning
 from .markdown.frontmatter import SKILL_FILE, SkillFile, read_frontmatter
 from .resources import hold_skill_folder
 from .skill import Skill
@@ -57,7 +59,7 @@ DOCUMENTS = re.compile(
 of the name: a repository's documents (`README.md`, `README-zh.md`, `LICENSE.md`, `AGENTS.md`, ...)."""
 
 
-def discover(directory: Path, *, allow_hard_links: bool = False) -> Discovery:
+def discover(directory: Path, *, allow_hard_links: bool = False, trusted: bool = False) -> Discovery:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
 
     Entries are visited in sorted order, so that every process sees the same library. Every entry is a skill
@@ -71,6 +73,10 @@ def discover(directory: Path, *, allow_hard_links: bool = False) -> Discovery:
     `/etc`, another library) is skipped (list its target's parent as a library directory instead). Each skill
     keeps the folder as it was accepted here, and its files are only ever read beneath it (see `SkillFile`);
     a `SKILL.md` with other hard links is skipped unless `allow_hard_links`.
+
+    The tools a `SKILL.md` declares (`tools:`) are imported only when the directory is `trusted`: importing runs
+    code. Elsewhere such a skill is kept for its instructions alone, with a `SkillWarning`; in a trusted
+    directory, a declared tool that cannot be imported skips its skill.
     """
     listing = _Listing.of(directory)
     found = Discovery(fingerprint=listing.fingerprint())
@@ -78,7 +84,7 @@ def discover(directory: Path, *, allow_hard_links: bool = False) -> Discovery:
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
     elif listing.is_skill_folder:
-        _read_skill(found, str(directory), is_entry=False, allow_hard_links=allow_hard_links)
+        _read_skill(found, str(directory), is_entry=False, allow_hard_links=allow_hard_links, trusted=trusted)
     elif listing.error is not None:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
     else:
@@ -88,7 +94,7 @@ def discover(directory: Path, *, allow_hard_links: bool = False) -> Discovery:
             if (problem := _entry_problem(entry, skill_file, directory)) is not None:
                 found.skipped.append(SkippedSkill(Path(entry.path), problem))
             else:
-                _read_skill(found, entry.path, is_entry=True, allow_hard_links=allow_hard_links)
+                _read_skill(found, entry.path, is_entry=True, allow_hard_links=allow_hard_links, trusted=trusted)
     return found
 
 
@@ -146,7 +152,7 @@ class _Listing:
         return tuple(parts)
 
 
-def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_links: bool) -> None:
+def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_links: bool, trusted: bool) -> None:
     """Accept `folder` (an entry of the library, or the library itself) and read its `SKILL.md` beneath it."""
     try:
         held = hold_skill_folder(folder, check_containment=is_entry)
@@ -159,7 +165,16 @@ def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_lin
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
         return
-    found.skills.append(Skill.from_frontmatter(skill_file, front))
+    skill = Skill.from_frontmatter(skill_file, front)
+    if front.python_tools and not trusted:
+        warnings.warn(SkillWarning(untrusted_note(Path(skill_file.path), front.python_tools)), stacklevel=2)
+    elif front.python_tools:
+        try:
+            add_declared_tools(skill, front.python_tools)
+        except SkillError as error:
+            found.skipped.append(SkippedSkill(Path(skill_file.path), str(error)))
+            return
+    found.skills.append(skill)
 
 
 def _entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, library: Path) -> str | None:

@@ -62,6 +62,7 @@ class SkillLibrary:
         encoder: Encoder | None = None,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
         allow_hard_links: bool = False,
+        trusted_directories: Sequence[str | Path] = (),
     ) -> SkillLibrary:
         """Collect Python `skills` and the skills found in `directories`.
 
@@ -71,6 +72,9 @@ class SkillLibrary:
         [`SkillWarning`][skillshelf.SkillWarning]. A skill's files with other hard links are refused unless
         `allow_hard_links` (their other names may lie outside the skill folder).
 
+        Skills in `trusted_directories` (each one of `directories`) get the Python tools their `SKILL.md`
+        declares (`tools:`); importing them runs code, so elsewhere they are loaded without them, with a warning.
+
         `search='hybrid'` adds embedding similarity to the lexical ranking, with `encoder` (texts →
         L2-normalised rows) or else the bundled model of the `[semantic]` extra, loaded at the first
         search. Passing an `encoder` implies `search='hybrid'`.
@@ -79,16 +83,18 @@ class SkillLibrary:
             SkillConflictError: two Python skills share a name (or names that look alike), a Python skill and a
                 directory skill do, or two skills (or a skill and a meta-tool) expose the same tool name.
             SkillError: with `strict=True`, any skipped folder; or an unknown `search`, an `encoder` that is
-                not callable, or a `lexical_weight` outside [0, 1].
+                not callable, a `lexical_weight` outside [0, 1], or a trusted directory not in `directories`.
             SemanticUnavailableError: `search='hybrid'` without an `encoder`, and the `[semantic]` extra is
                 not installed.
         """
         options = SearchOptions(search, encoder, lexical_weight)  # checked before any folder is read
+        library_directories = tuple(Path(directory).expanduser() for directory in directories)
         sources = _Sources(
             tuple(skills),
-            tuple(Path(directory).expanduser() for directory in directories),
+            library_directories,
             frozenset(reserved_tool_names),
             allow_hard_links,
+            _trusted(trusted_directories, library_directories),
         )
         library = sources.collect()
         library._search = options
@@ -228,6 +234,8 @@ class _Sources:
     directories: tuple[Path, ...]
     reserved_tool_names: frozenset[str]
     allow_hard_links: bool = False
+    trusted: frozenset[str] = frozenset()
+    """The real paths of the directories whose skills' declared tools are imported."""
     fingerprint: Fingerprint = ()
 
     def collect(self) -> SkillLibrary:
@@ -242,7 +250,8 @@ class _Sources:
         # Discovery looks at each file before reading it, so a change during the read triggers another.
         signature: list[object] = []
         for directory in self.directories:
-            found = discover(directory, allow_hard_links=self.allow_hard_links)
+            trusted = os.path.realpath(directory) in self.trusted
+            found = discover(directory, allow_hard_links=self.allow_hard_links, trusted=trusted)
             signature.extend(found.fingerprint)
             skipped.extend(found.skipped)
             for skill in found.skills:
@@ -254,6 +263,21 @@ class _Sources:
 
 
 _RANKING = RankingConfig()
+
+
+def _trusted(trusted_directories: Sequence[str | Path], directories: Sequence[Path]) -> frozenset[str]:
+    """The real paths of `trusted_directories`, each of which must be one of the library `directories`."""
+    if isinstance(trusted_directories, str):  # one directory, not a sequence of one-letter names
+        trusted_directories = [trusted_directories]
+    listed = {os.path.realpath(directory) for directory in directories}
+    trusted = {os.path.realpath(Path(directory).expanduser()): directory for directory in trusted_directories}
+    for real, directory in trusted.items():
+        if real not in listed:
+            raise SkillError(
+                f'the trusted directory {str(directory)!r} is not one of the skill directories; list it in '
+                '`directories` too (only the skills found directly in it get their declared tools)'
+            )
+    return frozenset(trusted)
 
 
 def _body(skill: Skill[Any], chars: int) -> str:

@@ -83,6 +83,9 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Check the directories for added, removed or edited skills at the start of each run: one `stat` per
     skill, about 0.7 s per run at 100k skills. Turn it off for a library that does not change while the
     process runs."""
+    trusted_directories: Sequence[str | Path] = ()
+    """Directories (of `directories`) whose skills get the Python tools their `SKILL.md` declares (`tools:`).
+    Importing them runs code from the folder, so a skill elsewhere that declares tools loads without them."""
     scripts: bool | ScriptRunner = False
     """Let the model run the scripts of loaded skills with `run_skill_script`: `True` runs each in a bubblewrap
     sandbox (`BubblewrapRunner`); or pass a runner (`LocalRunner()` runs them unsandboxed, for trusted skills only).
@@ -104,13 +107,14 @@ class Skills(AbstractCapability[AgentDepsT]):
         encoder = _import_encoder(self.encoder) if isinstance(self.encoder, str) else self.encoder
         self.library = SkillLibrary.build(
             skills,
-            _directories(self.directories),
+            _directories(self.directories, 'directories'),
             strict=self.strict,
             reserved_tool_names=RESERVED_TOOL_NAMES,
             search=self.search,
             encoder=encoder,
             lexical_weight=self.lexical_weight,
             allow_hard_links=self.allow_hard_links,
+            trusted_directories=_directories(self.trusted_directories, 'trusted_directories'),
         )
         self.search = self.library.search_mode
         self._catalog = self._render_catalog()
@@ -149,7 +153,12 @@ class Skills(AbstractCapability[AgentDepsT]):
         parts = cast('Sequence[Skills[AgentDepsT]]', capabilities)
         return replace(
             parts[-1],
-            directories=[directory for part in parts for directory in _directories(part.directories)],
+            directories=[directory for part in parts for directory in _directories(part.directories, 'directories')],
+            trusted_directories=[
+                directory
+                for part in parts
+                for directory in _directories(part.trusted_directories, 'trusted_directories')
+            ],
             skills=cast('list[str]', [skill for part in parts for skill in _skill_list(part.skills)]),
         )
 
@@ -341,12 +350,12 @@ def _skill_list(value: object) -> list[Skill[Any] | str]:
     raise SkillError(f'the `skills` option of Skills must be skills or import paths (strings), not {value!r}')
 
 
-def _directories(value: object) -> list[str | Path]:
+def _directories(value: object, option: str) -> list[str | Path]:
     if isinstance(value, (str, Path)):
         return [value]
     if isinstance(value, (list, tuple)) and all(isinstance(item, (str, Path)) for item in cast('Sequence[Any]', value)):
         return list(cast('Sequence[str | Path]', value))
-    raise SkillError(f'the `directories` option of Skills must be a string or a list of strings, not {value!r}')
+    raise SkillError(f'the `{option}` option of Skills must be a string or a list of strings, not {value!r}')
 
 
 def _import_encoder(path: str) -> Encoder:

@@ -148,6 +148,10 @@ class Frontmatter(BaseModel):
     """The `compatibility` field: environment requirements, verbatim."""
     allowed_tools: tuple[str, ...] = Field(default=(), validation_alias='allowed-tools')
     """The `allowed-tools` field, split into tool patterns (see `split_tool_patterns`)."""
+    python_tools: tuple[str, ...] = Field(default=(), validation_alias='python-tools')
+    """skillshelf's `python-tools` field: import paths (`'package.module:function'`) of Python functions that become
+    the skill's hidden tools, imported only for skills in trusted directories (`Skills(trusted_directories=...)`).
+    Not `tools`, which Claude Code's agent files use for tool names."""
 
     @field_validator('name', 'description', mode='before')
     @classmethod
@@ -188,6 +192,15 @@ class Frontmatter(BaseModel):
         if isinstance(value, list) and all(isinstance(item, str) for item in cast('list[object]', value)):
             return tuple(pattern for item in cast('list[str]', value) for pattern in split_tool_patterns(item))
         raise ValueError('`allowed-tools` must be a space-separated string or a list of strings')
+
+    @field_validator('python_tools', mode='before')
+    @classmethod
+    def _import_paths(cls, value: object) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if isinstance(value, list) and all(isinstance(item, str) for item in cast('list[object]', value)):
+            return tuple(cast('list[str]', value))
+        raise ValueError('`python-tools` must be a list of import paths such as "package.module:function"')
 
 
 def split_tool_patterns(text: str) -> tuple[str, ...]:
