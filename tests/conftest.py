@@ -1,11 +1,15 @@
-"""Shared helpers: a scripted `FunctionModel` that records what the model received on every request."""
+"""Shared helpers: a scripted `FunctionModel` that records what the model received on every request, a hang
+detector, and the ways the attack tests swap a skill folder."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
@@ -89,3 +93,39 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     directory = tmp_path / 'cache'
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(directory))
     return directory
+
+
+T = TypeVar('T')
+
+
+def finishes(function: Callable[[], T], seconds: float) -> T:
+    """`function()` run in a thread, asserting it ends within `seconds`: a hang detector for hostile inputs, not a
+    speed test (the bound is generous), so a stuck parse fails the test instead of hanging the suite."""
+    results: list[T] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            results.append(function())
+        except BaseException as error:  # re-raised below, in the test's thread
+            errors.append(error)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f'still running after {seconds} s'
+    if errors:
+        raise errors[0]
+    return results[0]
+
+
+def swap_for_outside_link(folder: Path, outside: Path) -> None:
+    """Replace the skill `folder` by a symlink to `outside`."""
+    shutil.rmtree(folder)
+    folder.symlink_to(outside, target_is_directory=True)
+
+
+def swap_for_relative_outside_link(folder: Path, outside: Path) -> None:
+    """Replace the skill `folder` by a relative symlink (`../...`) to `outside`."""
+    shutil.rmtree(folder)
+    folder.symlink_to(os.path.relpath(outside, folder.parent), target_is_directory=True)

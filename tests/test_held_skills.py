@@ -22,7 +22,7 @@ from reliability.ledger import case
 
 from skillshelf import Skill, SkillConflictError, SkillLibrary, Skills, SkillWarning
 
-from conftest import tool_returns
+from conftest import swap_for_outside_link, swap_for_relative_outside_link, tool_returns
 
 SECRET = 'TOP-SECRET-9911'
 
@@ -47,16 +47,6 @@ def load_once(capability: Skills[Any], name: str) -> str:
     agent = Agent(FunctionModel(respond), capabilities=[capability])
     [reply] = tool_returns(agent.run_sync('go').all_messages(), 'load_skill')
     return reply
-
-
-def swap_for_outside_link(folder: Path, outside: Path) -> None:
-    shutil.rmtree(folder)
-    folder.symlink_to(outside, target_is_directory=True)
-
-
-def swap_for_relative_outside_link(folder: Path, outside: Path) -> None:
-    shutil.rmtree(folder)
-    folder.symlink_to(os.path.relpath(outside, folder.parent), target_is_directory=True)
 
 
 def swap_for_another_folder(folder: Path, outside: Path) -> None:

@@ -10,11 +10,9 @@ import json
 import os
 import shutil
 import tempfile
-import threading
 import unicodedata
 import warnings
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,7 +26,7 @@ from skillshelf import Skill, SkillError, SkillFormatError, SkillLibrary, Skills
 from skillshelf.discovery import discover, fingerprint
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 
-from conftest import Script, call, tool_returns
+from conftest import Script, call, finishes, tool_returns
 
 AREA = 'Skill files'
 PROPERTY_SETTINGS = settings(
@@ -360,32 +358,12 @@ def test_a_skill_folder_symlinked_to_a_sibling_inside_the_library_is_read(tmp_pa
     )
 
 
-def run_with_timeout(function: Any, seconds: float = 20) -> Any:
-    """Run `function` in a daemon thread; fail (instead of hanging the suite) if it blocks."""
-    results: list[Any] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            results.append(function())
-        except BaseException as error:
-            errors.append(error)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), 'blocked: reading the library hung'
-    if errors:
-        raise errors[0]
-    return results[0]
-
-
 @pytest.mark.skipif(not hasattr(os, 'mkfifo'), reason='FIFOs need a POSIX system')
 def test_a_fifo_skill_md_is_skipped_without_blocking(tmp_path: Path) -> None:
     (tmp_path / 'demo').mkdir()
     os.mkfifo(tmp_path / 'demo' / 'SKILL.md')  # opening it for reading would wait for a writer forever
 
-    library, _ = run_with_timeout(lambda: build(tmp_path))
+    library, _ = finishes(lambda: build(tmp_path), 20)
 
     [skipped] = library.skipped
     assert skipped.problem == 'it is not a regular file'
@@ -803,10 +781,10 @@ def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], str
 
         if strict and any(kind not in {'valid', 'readme', 'other-file', 'hidden'} for kind in kinds):
             with pytest.raises(SkillError):
-                run_with_timeout(lambda: build(root, strict=True))
+                finishes(lambda: build(root, strict=True), 20)
             outcome_kind = 'strict: raised SkillError'
         else:
-            library, warned = run_with_timeout(lambda: build(root, strict=strict))
+            library, warned = finishes(lambda: build(root, strict=strict), 20)
             skipped_names = {problem.path.relative_to(root).parts[0] for problem in library.skipped}
             for name in names:
                 if name in ignored:

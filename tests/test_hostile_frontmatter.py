@@ -9,11 +9,9 @@ skill, finishes with a history that serialises.
 from __future__ import annotations
 
 import tempfile
-import threading
 import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import example as explicit
@@ -25,7 +23,7 @@ from reliability.ledger import example
 
 from skillshelf import Skills
 
-T = TypeVar('T')
+from conftest import finishes
 
 HANG_SECONDS = 20
 """Not a speed test: a parse that is still running after this long is stuck (the inputs are at most a few KB)."""
@@ -78,26 +76,6 @@ def frontmatters(draw: st.DrawFn) -> str:
         else:
             lines.append(f'{key}: {draw(SCALARS)}')
     return '\n'.join(['---', *lines, '---', draw(st.text(max_size=60))])
-
-
-def finishes(function: Callable[[], T]) -> T:
-    """`function()`, asserting it does not hang (see `HANG_SECONDS`)."""
-    results: list[T] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            results.append(function())
-        except BaseException as error:  # pragma: no cover - re-raised below
-            errors.append(error)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(HANG_SECONDS)
-    assert not thread.is_alive(), f'still running after {HANG_SECONDS} s'
-    if errors:
-        raise errors[0]
-    return results[0]
 
 
 def run_everything(capability: Skills[Any]) -> list[ModelMessage]:
@@ -161,14 +139,14 @@ def test_any_frontmatter_never_breaks_discovery_a_run_or_the_saved_history(front
         (root / 'other' / 'SKILL.md').write_text('---\nname: other\ndescription: A valid neighbour.\n---\nBody.\n')
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter('always')
-            capability = finishes(lambda: Skills(root))
+            capability = finishes(lambda: Skills(root), HANG_SECONDS)
         library = capability.library
 
         assert 'other' in library.skills, 'a broken neighbour never hides a valid skill'
         assert ('demo' in library.skills) != any('demo' in problem.path.parts for problem in library.skipped)
         assert len([w for w in warned if 'skipped' in str(w.message)]) == len(library.skipped)
         capability.get_instructions().encode('utf-8')
-        messages = finishes(lambda: run_everything(capability))
+        messages = finishes(lambda: run_everything(capability), HANG_SECONDS)
         assert ModelMessagesTypeAdapter.dump_json(messages)
         outcome = 'loaded' if 'demo' in library.skills else 'skipped with a warning'
     example(

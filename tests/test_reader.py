@@ -13,11 +13,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
@@ -29,7 +28,7 @@ from skillshelf.lint import Finding, lint_folder
 from skillshelf.markdown import guarded_yaml
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES
 
-T = TypeVar('T')
+from conftest import finishes
 
 AREA = 'Skill files'
 
@@ -55,26 +54,6 @@ def build(root: Path) -> tuple[SkillLibrary, list[str]]:
         warnings.simplefilter('always')
         library = SkillLibrary.build(directories=[root])
     return library, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
-
-
-def finishes(function: Callable[[], T]) -> T:
-    """`function()` run in a thread, asserting it ends (see `HANG_SECONDS`)."""
-    results: list[T] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            results.append(function())
-        except BaseException as error:  # pragma: no cover - re-raised below
-            errors.append(error)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(HANG_SECONDS)
-    assert not thread.is_alive(), f'still running after {HANG_SECONDS} s'
-    if errors:
-        raise errors[0]
-    return results[0]
 
 
 @pytest.fixture(params=['libyaml', 'pure-python'])
@@ -263,7 +242,7 @@ def test_every_entry_that_is_not_a_skill_is_reported_with_its_path_and_reason(tm
     write(library_dir, 'fine', '---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
     make(library_dir / 'entry', tmp_path)
 
-    library, warned = finishes(lambda: build(library_dir))
+    library, warned = finishes(lambda: build(library_dir), HANG_SECONDS)
 
     assert list(library.skills) == ['fine']
     reported = [skipped for skipped in library.skipped if skipped.path.name != 'other']
@@ -425,12 +404,12 @@ LINEAR_INPUTS = {
 def test_long_runs_on_one_line_are_read_without_stalling(tmp_path: Path, run: str) -> None:
     folder = write(tmp_path, 'demo', LINEAR_INPUTS[run])
 
-    found, warned = finishes(lambda: discover_recording_warnings(tmp_path))
-    report = finishes(lambda: lint_folder(folder))
+    found, warned = finishes(lambda: discover_recording_warnings(tmp_path), HANG_SECONDS)
+    report = finishes(lambda: lint_folder(folder), HANG_SECONDS)
 
     assert len(found.skills) + len(found.skipped) == 1
     assert report.findings or found.skills
-    bodies = [finishes(skill.load_instructions) for skill in found.skills]
+    bodies = [finishes(skill.load_instructions, HANG_SECONDS) for skill in found.skills]
     assert None not in bodies
     case(
         AREA,

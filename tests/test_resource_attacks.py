@@ -37,6 +37,8 @@ from skillshelf.resources import (
     read_folder_resource,
 )
 
+from conftest import swap_for_outside_link, swap_for_relative_outside_link
+
 AREA = 'Resource reads'
 SECRET = 'TOP-SECRET-4242'
 NOTES = 'Inside notes: measure twice.'
@@ -516,16 +518,6 @@ def test_every_listed_resource_is_inside_and_every_inside_file_is_listed(entries
 
 
 # --- Issue 23, classes 2 and 7: reads held to the folder discovery accepted, with no race -----------------------
-
-
-def swap_for_outside_link(folder: Path, outside: Path) -> None:
-    shutil.rmtree(folder)
-    folder.symlink_to(outside, target_is_directory=True)
-
-
-def swap_for_relative_outside_link(folder: Path, outside: Path) -> None:
-    shutil.rmtree(folder)
-    folder.symlink_to(os.path.relpath(outside, folder.parent), target_is_directory=True)
 
 
 def swap_for_sibling_link(folder: Path, outside: Path) -> None:
