@@ -190,7 +190,7 @@ class SkillLibrary:
 
     def _build_ranker(self) -> Ranker:
         skills = list(self.skills.values())
-        headlines = [SearchDocument(skill.name, skill.description, skill.keywords) for skill in skills]
+        headlines = _headlines(skills)
         cache = self._search_cache(skills, headlines)
         if self._index is None:
             self._index = lexical_index(
@@ -203,7 +203,7 @@ class SkillLibrary:
         """The file this library's search index is cached in, or `None` when it is not cached (caching is off, or
         the library has fewer than `CACHE_MIN_SKILLS` folder skills). The file exists once the index is built."""
         skills = list(self.skills.values())
-        cache = self._search_cache(skills, [SearchDocument(s.name, s.description, s.keywords) for s in skills])
+        cache = self._search_cache(skills, _headlines(skills))
         return None if cache is None else cache.index_file
 
     def _search_cache(self, skills: list[Skill[Any]], headlines: list[SearchDocument]) -> LibraryCache | None:
@@ -278,6 +278,11 @@ def _trusted(trusted_directories: Sequence[str | Path], directories: Sequence[Pa
                 '`directories` too (only the skills found directly in it get their declared tools)'
             )
     return frozenset(trusted)
+
+
+def _headlines(skills: list[Skill[Any]]) -> list[SearchDocument]:
+    """Each skill's searchable text without its body, which is read only when the index is built."""
+    return [SearchDocument(skill.name, skill.description, skill.keywords) for skill in skills]
 
 
 def _body(skill: Skill[Any], chars: int) -> str:

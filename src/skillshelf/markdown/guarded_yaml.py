@@ -12,7 +12,8 @@ Every frontmatter goes through the same loader, so a text has one meaning everyw
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Generator, Hashable
+from contextlib import contextmanager
 from typing import Any, cast
 
 import yaml
@@ -82,12 +83,8 @@ def compose(text: str) -> Node | None:
         YAMLRefusedError: `text` breaks a limit (see the module docstring).
         yaml.YAMLError: `text` is not valid YAML.
     """
-    _check_limits(text)
-    loader = _LOADER(text)
-    try:
+    with _checked_loader(text) as loader:
         return loader.get_single_node()
-    finally:
-        loader.dispose()  # pyright: ignore[reportUnknownMemberType]
 
 
 def load(text: str) -> Any:
@@ -98,10 +95,17 @@ def load(text: str) -> Any:
         yaml.YAMLError: `text` is not valid YAML.
         ValueError: YAML cannot convert a value (an impossible date, an integer with thousands of digits, ...).
     """
+    with _checked_loader(text) as loader:
+        return loader.get_single_data()
+
+
+@contextmanager
+def _checked_loader(text: str) -> Generator[yaml.SafeLoader]:
+    """A loader over `text`, once `text` passed the limits; disposed of afterwards."""
     _check_limits(text)
     loader = _LOADER(text)
     try:
-        return loader.get_single_data()
+        yield loader
     finally:
         loader.dispose()  # pyright: ignore[reportUnknownMemberType]
 
