@@ -18,6 +18,7 @@ from .markdown.frontmatter import (
     name_problem,
     read_body,
     read_frontmatter,
+    split_tool_patterns,
     unencodable,
 )
 from .resources import hold_skill_folder, list_folder_resources, read_folder_resource, safe_relative_path
@@ -196,6 +197,18 @@ class Skill(Generic[AgentDepsT]):
                 'add tools to a FunctionToolset and give the skill `CombinedToolset([that, ...])` as its `toolset`'
             )
         return toolset
+
+    @property
+    def allowed_tools(self) -> tuple[str, ...]:
+        """The tools and script runs the skill pre-approves while it is loaded: its `allowed-tools` (a Python skill
+        declares them in its metadata, e.g. `metadata={'allowed-tools': 'Bash(python:*) get_forecast'}`)."""
+        value = self.metadata.get('allowed-tools')
+        if isinstance(value, str):
+            return split_tool_patterns(value)
+        if isinstance(value, (list, tuple)):
+            items = cast('Sequence[object]', value)
+            return tuple(pattern for item in items if isinstance(item, str) for pattern in split_tool_patterns(item))
+        return ()
 
     @property
     def keywords(self) -> str:

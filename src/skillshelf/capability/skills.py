@@ -9,21 +9,23 @@ from pathlib import Path
 from typing import Any, cast
 
 from pydantic import ValidationError
-from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai import ApprovalRequired, ModelRetry, RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler, durable_operation
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import ModelRequestContext
-from pydantic_ai.tools import AgentDepsT, ToolDefinition
+from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from .._imports import import_object
-from ..errors import SkillError
+from ..errors import ResourceError, SkillError
 from ..library import SkillLibrary, check_tool_names
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.ranker import SearchMode
 from ..ranking.semantic import Encoder
+from ..resources import safe_relative_path
 from ..scripts.runner import ScriptRunner
 from ..skill import Skill
+from .approval import Preapproval, script_command
 from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
 from .history import loaded_from_history, skill_tool_tag, tag_of
 from .lazy_toolset import LazyToolset
@@ -90,6 +92,10 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Let the model run the scripts of loaded skills with `run_skill_script`: `True` runs each in a bubblewrap
     sandbox (`BubblewrapRunner`); or pass a runner (`LocalRunner()` runs them unsandboxed, for trusted skills only).
     With scripts on, `${SKILL_DIR}` in a skill's instructions becomes its folder as scripts see it."""
+    script_approval: bool = False
+    """Ask before each script run (pydantic-ai's deferred tool requests: the run ends with `DeferredToolRequests`,
+    or a `HandleDeferredToolCalls` capability decides), unless the loaded skill's `allowed-tools` pre-approves it
+    (`Bash(python scripts/fill.py:*)`; see `capability.approval`)."""
 
     library: SkillLibrary = field(init=False, repr=False, compare=False)
     """Every skill available to the model (built at construction)."""
@@ -182,7 +188,7 @@ class Skills(AbstractCapability[AgentDepsT]):
                 raise SkillError(f'the `{option}` option of Skills must be a whole number, not {value!r}')
         if not 1 <= self.search_limit <= MAX_SEARCH_LIMIT:
             raise SkillError(f'the `search_limit` option of Skills must be from 1 to {MAX_SEARCH_LIMIT}')
-        for option in ('strict', 'allow_hard_links', 'auto_reload'):
+        for option in ('strict', 'allow_hard_links', 'auto_reload', 'script_approval'):
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(
                     f'the `{option}` option of Skills must be true or false, not {getattr(self, option)!r}'
@@ -283,6 +289,51 @@ class Skills(AbstractCapability[AgentDepsT]):
         problems = describe_problems(cast('list[dict[str, object]]', error.errors(include_url=False)))
         raise ModelRetry(invalid_arguments_message(tool_def.name, problems)) from error
 
+    async def after_tool_validate(
+        self, ctx: RunContext[AgentDepsT], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
+    ) -> dict[str, Any]:
+        """With `script_approval`, a loaded skill's script run waits for approval (see `handle_deferred_tool_calls`)."""
+        tag = tag_of(tool_def, self.capability_id)
+        if (
+            self.script_approval
+            and tag is not None
+            and tag.get('meta') == 'run'
+            and not ctx.tool_call_approved
+            and args.get('name') in self._state.loaded
+            and (command := _script_command(args)) is not None  # else the tool refuses the path
+        ):
+            raise ApprovalRequired(metadata={'skill': args['name'], 'command': command})
+        return args
+
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[AgentDepsT], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        """Approve the calls awaiting approval that a loaded skill's `allowed-tools` pre-approves; the application
+        decides the others."""
+        approvals: dict[str, ToolApproved] = {}
+        answered_by: dict[str, str] = {}
+        for call in requests.approvals:
+            if (skill := self._preapproving_skill(call)) is not None:
+                approvals[call.tool_call_id] = ToolApproved()
+                answered_by[call.tool_call_id] = f'allowed-tools of skill {skill!r}'
+        return requests.build_results(approvals=approvals, answered_by=answered_by) if approvals else None
+
+    def _preapproving_skill(self, call: ToolCallPart) -> str | None:
+        """The loaded skill whose `allowed-tools` pre-approves `call`: for a script run, the script's own skill."""
+        args = call.args_as_dict()
+        if call.tool_name == SCRIPT_TOOL_NAME:
+            name, command = args.get('name'), _script_command(args)
+            if not isinstance(name, str) or name not in self._state.loaded or command is None:
+                return None
+            return name if self._preapproval(name).approves_script(command) else None
+        return next(
+            (name for name in self._state.loaded if self._preapproval(name).approves_tool(call.tool_name)), None
+        )
+
+    def _preapproval(self, name: str) -> Preapproval:
+        skill = self.library.get(name)
+        return Preapproval(skill.allowed_tools if skill is not None else ())
+
     def _is_meta(self, tool_def: ToolDefinition) -> bool:
         tag = tag_of(tool_def, self.capability_id)
         return tag is not None and 'meta' in tag
@@ -367,6 +418,18 @@ def _skill_toolset(skill: Skill[AgentDepsT], capability_id: str) -> AbstractTool
     started only in runs that load the skill."""
     tagged = skill.toolset.with_metadata(**skill_tool_tag(capability_id, skill.name))
     return tagged if skill.tools_known else LazyToolset(tagged, capability_id, skill.name)
+
+
+def _script_command(args: dict[str, Any]) -> str | None:
+    """A `run_skill_script` call's command line, or `None` when its script path is not a safe relative path."""
+    script, arguments = args.get('script'), cast('object', args.get('args') or [])
+    if not isinstance(script, str) or not isinstance(arguments, list):
+        return None
+    try:
+        relative = safe_relative_path(script).as_posix()
+    except ResourceError:
+        return None
+    return script_command(relative, [str(argument) for argument in cast('list[object]', arguments)])
 
 
 def _count_tools(skills: Iterable[Skill[Any]]) -> int:
