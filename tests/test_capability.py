@@ -24,22 +24,24 @@ def run(script: Script, capability: Skills[Any], **kwargs: Any) -> list[ModelMes
     return agent.run_sync('hello', **kwargs).all_messages()
 
 
-def test_skill_tools_appear_after_load_and_vanish_after_unload(make_script: Callable[..., Script]) -> None:
+def test_skill_tools_appear_after_load_and_are_refused_after_unload(make_script: Callable[..., Script]) -> None:
+    """After an unload the tools stay listed, so each request keeps the one before it as a prefix (the prompt
+    cache holds), but a call no longer runs."""
     script = make_script(
         [call('load_skill', name='weather')],
         [call('get_forecast', city='Paris')],
         [call('unload_skill', name='weather')],
+        [call('get_forecast', city='Rome')],
         [TextPart('done')],
     )
-    run(script, Skills(skills=[weather, currency]))
+    messages = run(script, Skills(skills=[weather, currency]))
 
-    assert [request.tools for request in script.requests] == [
-        META,
-        ['get_alerts', 'get_forecast', *META],
-        ['get_alerts', 'get_forecast', *META],
-        META,
-    ]
+    weather_tools = ['get_alerts', 'get_forecast', *META]
+    assert [request.tools for request in script.requests] == [META, *[weather_tools] * 4]
     assert forecast_calls == ['Paris']
+    assert tool_returns(messages, 'get_forecast')[1] == snapshot(
+        "The tool 'get_forecast' belongs to the skill 'weather', which was unloaded, so it did not run. Call `load_skill` with 'weather' to use it again."
+    )
 
 
 def test_calling_a_hidden_tool_never_runs_its_body(make_script: Callable[..., Script]) -> None:
@@ -151,16 +153,20 @@ def test_continued_conversation_keeps_loaded_skills(make_script: Callable[..., S
     assert forecast_calls == ['Rome']
 
 
-def test_unload_in_a_continued_conversation_hides_tools_again(make_script: Callable[..., Script]) -> None:
+def test_unload_in_a_continued_conversation_refuses_the_tools_it_keeps_listed(
+    make_script: Callable[..., Script],
+) -> None:
     capability = Skills(skills=[weather])
     history = run(make_script([call('load_skill', name='weather')], [TextPart('a')]), capability)
     history = run(
         make_script([call('unload_skill', name='weather')], [TextPart('b')]), capability, message_history=history
     )
 
-    third = make_script([TextPart('c')])
-    run(third, capability, message_history=history)
-    assert third.requests[0].tools == META
+    third = make_script([call('get_forecast', city='Oslo')], [TextPart('c')])
+    messages = run(third, capability, message_history=history)
+    assert third.requests[0].tools == ['get_alerts', 'get_forecast', *META]
+    assert forecast_calls == []
+    assert 'which was unloaded, so it did not run' in tool_returns(messages, 'get_forecast')[0]
 
 
 async def test_concurrent_runs_on_one_agent_keep_their_own_skills() -> None:
@@ -254,7 +260,7 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
                 },
             ),
             'unload_skill': (
-                'Unload a skill you no longer need: its tools are hidden again.',
+                'Unload a skill you no longer need: its tools stop working until you load it again.',
                 {
                     'additionalProperties': False,
                     'properties': {'name': {'description': 'The name of a loaded skill.', 'type': 'string'}},

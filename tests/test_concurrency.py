@@ -111,8 +111,9 @@ async def test_200_concurrent_runs_on_one_agent_never_see_each_others_skills() -
     leaks = 0
     for run, result in enumerate(results):
         mine = subset(run)
-        assert observed.tools[run] == [META, expected_tools(mine), expected_tools(mine[1:])], run
-        assert result.output == ','.join(expected_tools(mine[1:]))
+        # The unloaded skill's tools stay listed (the prompt cache holds); only its calls would be refused.
+        assert observed.tools[run] == [META, expected_tools(mine), expected_tools(mine)], run
+        assert result.output == ','.join(expected_tools(mine))
         text = repr(result.all_messages())
         for index in range(SKILL_COUNT):
             seen = f'INSTRUCTIONS-MARKER-{index}' in text or f'TOOL-MARKER-{index} ' in text

@@ -28,7 +28,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
 from skillshelf import Skills
-from skillshelf.capability.history import loaded_from_history
+from skillshelf.capability.history import loaded_from_history, revealed_from_history
 from skillshelf.capability.refusals import sanitized
 
 from conftest import META
@@ -296,8 +296,10 @@ def test_a_skill_tool_called_after_unload_never_runs() -> None:
 
     assert outcome.output == 'done'
     assert forecast_calls == []
-    assert outcome.reply('late').startswith("{\"error\":\"The tool 'get_forecast' belongs to the skill 'weather'")
-    case(AREA, "calling a skill's tool after unloading it", f'retry, tool body not run: {outcome.reply("late")}')
+    assert outcome.reply('late').startswith(
+        "The tool 'get_forecast' belongs to the skill 'weather', which was unloaded"
+    )
+    case(AREA, "calling a skill's tool after unloading it", f'refused, tool body not run: {outcome.reply("late")}')
 
 
 @pytest.mark.parametrize(
@@ -466,14 +468,14 @@ def model_turns(draw: st.DrawFn) -> list[list[ModelResponsePart]]:
 
 @settings(derandomize=True, database=None, deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(turns=model_turns())
-def test_any_call_sequence_keeps_visible_tools_equal_to_the_loaded_skills_in_history(
+def test_any_call_sequence_keeps_visible_tools_equal_to_the_skills_loaded_in_history(
     turns: list[list[ModelResponsePart]],
 ) -> None:
     checked: list[tuple[list[str], list[str]]] = []
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        loaded = loaded_from_history(messages, 'skillshelf')
-        expected = sorted([*META, *(tool for name in loaded for tool in SKILL_TOOLS[name])])
+        shown = revealed_from_history(messages, 'skillshelf')  # loaded now, or earlier and unloaded
+        expected = sorted([*META, *(tool for name in shown for tool in SKILL_TOOLS[name])])
         checked.append((sorted(tool.name for tool in info.function_tools), expected))
         step = len(checked) - 1
         return ModelResponse(parts=turns[step] if step < len(turns) else [TextPart('done')])
@@ -489,7 +491,10 @@ def test_any_call_sequence_keeps_visible_tools_equal_to_the_loaded_skills_in_his
         for message in result.all_messages()
         if isinstance(message, ModelRequest)
         for part in message.parts
-        if isinstance(part, ToolReturnPart) and part.tool_name == 'get_forecast' and part.outcome == 'success'
+        if isinstance(part, ToolReturnPart)
+        and part.tool_name == 'get_forecast'
+        and part.outcome == 'success'
+        and 'which was unloaded' not in str(part.content)
     )
     assert len(forecast_calls) == successes, 'a hidden tool body ran'
     forecast_calls.clear()
@@ -498,6 +503,7 @@ def test_any_call_sequence_keeps_visible_tools_equal_to_the_loaded_skills_in_his
         'call-sequences',
         'Any sequence of 1-8 responses mixing load/unload/search/read with good and bad names, skill-tool calls '
         '(hidden or not) and malformed arguments: the run finishes, the tools offered at every request are exactly '
-        "those of the skills loaded according to the history, and a hidden tool's body never runs",
+        'those of the skills loaded at some point of the history, and the body of a tool whose skill is not loaded '
+        'never runs',
         f'finished with {len(final)} skill(s) loaded',
     )

@@ -6,7 +6,7 @@ conversation (`message_history=`) and replay deterministically under durable exe
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, cast
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, post_compaction_window
@@ -45,6 +45,24 @@ def loaded_from_history(messages: Sequence[ModelMessage], capability_id: str) ->
     `load_skill` returned, so the model must load the skill again to see them.
     """
     loaded: dict[str, None] = {}
+    for operation, skill in _state_changes(messages, capability_id):
+        if operation == 'load':
+            loaded[skill] = None
+        else:
+            loaded.pop(skill, None)
+    return list(loaded)
+
+
+def revealed_from_history(messages: Sequence[ModelMessage], capability_id: str) -> set[str]:
+    """Names of the skills loaded at any point of `messages` (after the latest compaction), unloaded or not.
+
+    Their tools stay on the wire after an unload: removing a definition would change every later request from the
+    point where it was added, and so lose the provider's prompt cache. Calls to them are refused instead.
+    """
+    return {skill for operation, skill in _state_changes(messages, capability_id) if operation == 'load'}
+
+
+def _state_changes(messages: Sequence[ModelMessage], capability_id: str) -> Iterator[tuple[str, str]]:
     for message in post_compaction_window(messages):
         if not isinstance(message, ModelRequest):
             continue
@@ -52,13 +70,8 @@ def loaded_from_history(messages: Sequence[ModelMessage], capability_id: str) ->
             if not isinstance(part, ToolReturnPart):
                 continue
             record = record_of(part.metadata, capability_id)
-            if record is None or not isinstance(record.get('skill'), str):
-                continue
-            if record.get('op') == 'load':
-                loaded[record['skill']] = None
-            elif record.get('op') == 'unload':
-                loaded.pop(record['skill'], None)
-    return list(loaded)
+            if record is not None and isinstance(record.get('skill'), str) and record.get('op') in ('load', 'unload'):
+                yield record['op'], record['skill']
 
 
 def record_of(metadata: Any, capability_id: str) -> Mapping[str, Any] | None:

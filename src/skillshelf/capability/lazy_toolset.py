@@ -3,7 +3,9 @@
 pydantic-ai enters every toolset of an agent when a run starts, which for an MCP server means launching its
 process or opening its connection. A library may hold many skills backed by servers the model never needs, so
 their toolsets are wrapped in this: entering the wrapper does nothing, and the inner toolset is entered at the
-first step after `load_skill` and exited after `unload_skill` or at the end of the run.
+first step after `load_skill` and exited at the end of the run. It stays entered after `unload_skill`, and is
+entered in later runs of the conversation, because an unloaded skill's tools stay listed (their calls refused) so
+the prompt cache holds; see `history.revealed_from_history`.
 """
 
 from __future__ import annotations
@@ -16,16 +18,16 @@ from pydantic_ai import RunContext
 from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 
-from .history import loaded_from_history
+from .history import revealed_from_history
 
 __all__ = ('LazyToolset',)
 
 
 @dataclass
 class LazyToolset(WrapperToolset[AgentDepsT]):
-    """Wraps a skill's toolset: no tools, and not entered, while the skill is not loaded in the run.
+    """Wraps a skill's toolset: no tools, and not entered, until the skill is loaded in the conversation.
 
-    Whether the skill is loaded is read from the run's messages at each step (the same records `Skills` replays),
+    Whether the skill was loaded is read from the run's messages at each step (the same records `Skills` replays),
     so a continued conversation or a durable replay starts the toolset exactly when the original run did.
     """
 
@@ -43,11 +45,8 @@ class LazyToolset(WrapperToolset[AgentDepsT]):
         return replace(self)
 
     async def for_run_step(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
-        loaded = self.skill in loaded_from_history(ctx.messages, self.capability_id)
-        if loaded and not self._entered:
+        if not self._entered and self.skill in revealed_from_history(ctx.messages, self.capability_id):
             await self._enter(ctx)
-        elif not loaded and self._entered:
-            await self._exit()
         if self._entered and self._prepared is not None:
             self._prepared = await self._prepared.for_run_step(ctx)
         return self

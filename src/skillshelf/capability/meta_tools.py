@@ -102,7 +102,7 @@ def build_meta_toolset(
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'unload'))
     def unload_skill(name: str) -> ToolReturn | str:
-        """Unload a skill you no longer need: its tools are hidden again.
+        """Unload a skill you no longer need: its tools stop working until you load it again.
 
         Args:
             name: The name of a loaded skill.
@@ -110,7 +110,7 @@ def build_meta_toolset(
         if library.get(name) is None:
             return unknown_skill_message(library, name)
         return ToolReturn(
-            f'Unloaded {name!r}: its tools are hidden from your next response.',
+            f'Unloaded {name!r}: its tools no longer run (load it again to use them).',
             metadata=state_change(capability_id, 'unload', name),
         )
 

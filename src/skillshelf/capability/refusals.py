@@ -25,6 +25,7 @@ __all__ = (
     'hidden_tool_message',
     'invalid_arguments_message',
     'sanitized',
+    'unloaded_tool_message',
 )
 
 
@@ -38,6 +39,14 @@ def hidden_tool_message(tool: str, skill: str, loaded: bool) -> str:
     return (
         f'The tool {tool!r} belongs to the skill {skill!r}, which is not loaded, so it did not run. '
         f'Call `load_skill` with {skill!r} first; its tools can be called from your next response.'
+    )
+
+
+def unloaded_tool_message(tool: str, skill: str) -> str:
+    """What the model is told when it calls `tool` after unloading its skill (the tool is still listed)."""
+    return (
+        f'The tool {tool!r} belongs to the skill {skill!r}, which was unloaded, so it did not run. '
+        f'Call `load_skill` with {skill!r} to use it again.'
     )
 
 

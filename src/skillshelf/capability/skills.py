@@ -27,10 +27,17 @@ from ..scripts.runner import ScriptRunner
 from ..skill import Skill
 from .approval import Preapproval, script_command
 from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
-from .history import loaded_from_history, skill_tool_tag, tag_of
+from .history import loaded_from_history, revealed_from_history, skill_tool_tag, tag_of
 from .lazy_toolset import LazyToolset
 from .meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, build_meta_toolset
-from .refusals import describe_problems, explain_hidden_tool_refusals, forgive, invalid_arguments_message, sanitized
+from .refusals import (
+    describe_problems,
+    explain_hidden_tool_refusals,
+    forgive,
+    invalid_arguments_message,
+    sanitized,
+    unloaded_tool_message,
+)
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset, script_runner
 from .state import LoadState
 
@@ -228,13 +235,17 @@ class Skills(AbstractCapability[AgentDepsT]):
             self._tool_count = count
 
     async def prepare_tools(self, ctx: RunContext[AgentDepsT], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
-        """Hide the tools of skills that are not loaded; every other tool passes untouched.
+        """Hide the tools of skills not loaded in this conversation; every other tool passes untouched.
+
+        An unloaded skill's tools stay listed, so every request keeps the one before it as a prefix (the prompt
+        cache holds); `wrap_tool_execute` refuses their calls.
 
         What pydantic-ai charged for refusing a hidden tool, or for a mistaken meta-tool call, is given back here:
         a confused model is steered by the replies (see `refusals`), never stopped by a retry budget.
         """
         visible: list[ToolDefinition] = []
         forgiven: set[str] = set()
+        shown = {*self._state.loaded, *revealed_from_history(ctx.messages, self.capability_id)}
         for tool_def in tool_defs:
             tag = tag_of(tool_def, self.capability_id)
             skill = tag.get('skill') if tag is not None else None
@@ -244,14 +255,14 @@ class Skills(AbstractCapability[AgentDepsT]):
                 visible.append(tool_def)
                 continue
             self._state.owners[tool_def.name] = skill
-            if skill in self._state.loaded:
+            if skill in shown:
                 if tool_def.name in self._state.hidden:  # charged only for refusals while it was hidden
                     forgiven.add(tool_def.name)
                 visible.append(tool_def)
             else:
                 forgiven.add(tool_def.name)
         forgive(ctx.retries, forgiven)
-        self._state.hidden = {name for name, skill in self._state.owners.items() if skill not in self._state.loaded}
+        self._state.hidden = {name for name, skill in self._state.owners.items() if skill not in shown}
         return visible
 
     async def before_model_request(
@@ -351,6 +362,9 @@ class Skills(AbstractCapability[AgentDepsT]):
         tag = tag_of(tool_def, self.capability_id)
         operation = tag.get('meta') if tag else None
         if operation is None:
+            skill = tag.get('skill') if tag else None
+            if isinstance(skill, str) and skill not in self._state.loaded:  # still listed after an unload
+                return unloaded_tool_message(tool_def.name, skill)
             return await handler(args)
         name = args.get('name')
         if operation == 'search':
