@@ -10,6 +10,7 @@ from .ranking.lexical import SearchHit
 from .ranking.semantic import Encoder, SemanticUnavailableError
 from .scripts import BubblewrapRunner, LocalRunner, ScriptLimits, ScriptRequest, ScriptResult, ScriptRunner
 from .skill import Skill
+from .sources import EntryPointSource, GitSource, PackageSource, SkillSource, SourceSkills
 
 __all__ = (
     'DEFAULT_CATALOG_BUDGET',
@@ -17,7 +18,10 @@ __all__ = (
     'BubblewrapRunner',
     'CatalogEntry',
     'Encoder',
+    'EntryPointSource',
+    'GitSource',
     'LocalRunner',
+    'PackageSource',
     'ResourceError',
     'ScriptError',
     'ScriptLimits',
@@ -32,9 +36,11 @@ __all__ = (
     'SkillFormatError',
     'SkillLibrary',
     'SkillMatch',
+    'SkillSource',
     'SkillWarning',
     'Skills',
     'SkippedSkill',
+    'SourceSkills',
     'import_skills',
     'render_catalog',
 )

@@ -23,6 +23,7 @@ from .ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillInde
 from .ranking.ranker import Ranker, SearchMode, SearchOptions, build_ranker, lexical_index
 from .ranking.semantic import Encoder
 from .skill import Skill
+from .sources.base import SkillSource
 
 __all__ = ('SkillLibrary', 'SkippedSkill', 'check_tool_names')
 
@@ -49,6 +50,7 @@ class SkillLibrary:
     _embeddings: Embeddings = field(default_factory=Embeddings, init=False, repr=False, compare=False)
     """Kept across refreshes, so a rebuild embeds only the skills whose text changed."""
     _index_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _refresh_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -63,10 +65,12 @@ class SkillLibrary:
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
         allow_hard_links: bool = False,
         trusted_directories: Sequence[str | Path] = (),
+        sources: Sequence[SkillSource] = (),
     ) -> SkillLibrary:
-        """Collect Python `skills` and the skills found in `directories`.
+        """Collect Python `skills`, the skills found in `directories`, then those of each of `sources` (see
+        [`SkillSource`][skillshelf.SkillSource]).
 
-        When directories hold skills with the same name, or names that look alike (`dеplоy` with Cyrillic
+        When directories or sources hold skills with the same name, or names that look alike (`dеplоy` with Cyrillic
         letters beside `deploy`, see `confusables`), the first one wins and the later ones are reported in
         `skipped` (like `PATH` lookup). Every skipped folder is also emitted as a
         [`SkillWarning`][skillshelf.SkillWarning]. A skill's files with other hard links are refused unless
@@ -82,27 +86,33 @@ class SkillLibrary:
         Raises:
             SkillConflictError: two Python skills share a name (or names that look alike), a Python skill and a
                 directory skill do, or two skills (or a skill and a meta-tool) expose the same tool name.
-            SkillError: with `strict=True`, any skipped folder; or an unknown `search`, an `encoder` that is
+            SkillError: with `strict=True`, any skipped folder; a source that cannot be read; or an unknown `search`, an `encoder` that is
                 not callable, a `lexical_weight` outside [0, 1], or a trusted directory not in `directories`.
             SemanticUnavailableError: `search='hybrid'` without an `encoder`, and the `[semantic]` extra is
                 not installed.
         """
         options = SearchOptions(search, encoder, lexical_weight)  # checked before any folder is read
         library_directories = tuple(Path(directory).expanduser() for directory in directories)
-        sources = _Sources(
+        where = _Sources(
             tuple(skills),
             library_directories,
             frozenset(reserved_tool_names),
             allow_hard_links,
             _trusted(trusted_directories, library_directories),
+            tuple(sources),
         )
-        library = sources.collect()
+        library = where.collect()
         library._search = options
         for problem in library.skipped:
             if strict:
                 raise SkillError(f'{problem.path}: {problem.problem}')
             warnings.warn(SkillWarning(f'skipped {problem.path}: {problem.problem}'), stacklevel=3)
         return library
+
+    @property
+    def watches_files(self) -> bool:
+        """Whether `refresh` has anything to check: directories or sources (a library of Python skills has not)."""
+        return self._sources is not None and bool(self._sources.directories or self._sources.sources)
 
     def refresh(self) -> bool:
         """Read the library directories again if a skill folder was added, removed or renamed, or a `SKILL.md`
@@ -115,15 +125,24 @@ class SkillLibrary:
 
         Returns:
             Whether the skills (names, descriptions or folders) changed.
+
+        Safe to call from several threads at once (runs check the library in worker threads): one check reads
+        at a time, and a search index being built meanwhile is dropped once the new skills are in place.
         """
+        with self._refresh_lock:
+            return self._refresh()
+
+    def _refresh(self) -> bool:
         sources = self._sources
-        if sources is None or not sources.directories or fingerprint(sources.directories) == sources.fingerprint:
+        if sources is None or not sources.changed():
             return False
         try:
             fresh = sources.collect()
         except SkillError as error:
             self._sources = replace(sources, fingerprint=fingerprint(sources.directories))
-            warnings.warn(SkillWarning(f'the skill directories changed but were not read again: {error}'), stacklevel=2)
+            warnings.warn(
+                SkillWarning(f'the skill directories or sources changed but were not read again: {error}'), stacklevel=2
+            )
             return False
         known = {(problem.path, problem.problem) for problem in self.skipped}
         for problem in fresh.skipped:
@@ -137,8 +156,9 @@ class SkillLibrary:
             if name in removed:
                 removed[name] = f'its SKILL.md is now skipped ({problem.problem})'
         self.removed = {name: reason for name, reason in removed.items() if name not in fresh.skills}
-        self.skills, self.skipped, self._sources = fresh.skills, fresh.skipped, fresh._sources
-        self._index = self._ranker = None  # bodies may have changed even when descriptions did not
+        with self._index_lock:  # after any index build in progress, which read the previous skills
+            self.skills, self.skipped, self._sources = fresh.skills, fresh.skipped, fresh._sources
+            self._index = self._ranker = None  # bodies may have changed even when descriptions did not
         return changed
 
     def get(self, name: str) -> Skill[Any] | None:
@@ -236,7 +256,23 @@ class _Sources:
     allow_hard_links: bool = False
     trusted: frozenset[str] = frozenset()
     """The real paths of the directories whose skills' declared tools are imported."""
+    sources: tuple[SkillSource, ...] = ()
     fingerprint: Fingerprint = ()
+    versions: tuple[object, ...] = ()
+    """Each source's `version()` when it was last read."""
+
+    def changed(self) -> bool:
+        """Whether a directory or a source changed since they were read; a source whose version cannot be
+        checked now counts as unchanged, with a warning."""
+        if self.directories and fingerprint(self.directories) != self.fingerprint:
+            return True
+        for source, version in zip(self.sources, self.versions, strict=True):
+            try:
+                if source.version() != version:
+                    return True
+            except Exception as error:  # a registry that is down must not end the run: keep the skills read last
+                warnings.warn(SkillWarning(f'{source!r} could not be checked for changes: {error}'), stacklevel=4)
+        return False
 
     def collect(self) -> SkillLibrary:
         """Read the directories (without warning) into a new library that remembers these sources."""
@@ -256,9 +292,19 @@ class _Sources:
             skipped.extend(found.skipped)
             for skill in found.skills:
                 _add_directory_skill(by_name, names, skipped, skill)
+        versions: list[object] = []
+        for source in self.sources:
+            try:
+                versions.append(source.version())  # before the read, so a change during it triggers another
+                read = source.read_skills()
+            except Exception as error:  # the source's own code, or a server: say which source failed
+                raise SkillError(f'the skill source {source!r} could not be read: {error}') from error
+            skipped.extend(read.skipped)
+            for skill in read.skills:
+                _add_directory_skill(by_name, names, skipped, skill)
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
         library = SkillLibrary(by_name, skipped)
-        library._sources = replace(self, fingerprint=tuple(signature))  # pyright: ignore[reportPrivateUsage]
+        library._sources = replace(self, fingerprint=tuple(signature), versions=tuple(versions))  # pyright: ignore[reportPrivateUsage]
         return library
 
 
@@ -301,8 +347,8 @@ def _instructions_hash(skill: Skill[Any]) -> str:
     return hashlib.sha256(skill.load_instructions().encode('utf-8', 'surrogatepass')).hexdigest()
 
 
-def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, Path | None]]:
-    return [(name, skill.description, skill.folder) for name, skill in skills.items()]
+def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, str | None]]:
+    return [(name, skill.description, skill.origin) for name, skill in skills.items()]
 
 
 def _folder_name(path: Path) -> str:
@@ -338,21 +384,21 @@ def _add_directory_skill(
         by_name[skill.name] = skill
         return
     existing = by_name[taken]
-    if existing.folder is None and taken == skill.name:
-        raise SkillConflictError(f'the Python skill {taken!r} and the folder {skill.folder} share a name; rename one')
-    if existing.folder is None:
+    if existing.origin is None and taken == skill.name:
+        raise SkillConflictError(f'the Python skill {taken!r} and the folder {skill.origin} share a name; rename one')
+    if existing.origin is None:
         raise SkillConflictError(
-            f'the Python skill {taken!r} and the folder {skill.folder} have names that look alike ({skill.name!r}: '
+            f'the Python skill {taken!r} and the folder {skill.origin} have names that look alike ({skill.name!r}: '
             'characters of another script); rename one'
         )
     if taken == skill.name:
-        problem = f'shadowed by {existing.folder} (the earlier directory wins)'
+        problem = f'shadowed by {existing.origin} (the earlier directory wins)'
     else:
         problem = (
-            f'its name {skill.name!r} looks like {taken!r} of {existing.folder} (characters of another script), '
+            f'its name {skill.name!r} looks like {taken!r} of {existing.origin} (characters of another script), '
             'so it could pass for that skill; the earlier one wins (rename this one)'
         )
-    skipped.append(SkippedSkill(skill.folder or Path(skill.name), problem))
+    skipped.append(SkippedSkill(Path(skill.origin or skill.name), problem))
 
 
 def check_tool_names(skills: Iterable[Skill[Any]], reserved: set[str]) -> None:

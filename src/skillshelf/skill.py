@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,17 +12,26 @@ from pydantic_ai import Tool
 from pydantic_ai.tools import AgentDepsT, ToolFuncEither
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
-from .errors import ResourceError, SkillError, SkillFormatError
+from ._text import shown
+from .errors import ResourceError, SkillError, SkillFormatError, SkillWarning
 from .markdown.frontmatter import (
     Frontmatter,
     SkillFile,
     name_problem,
     read_body,
     read_frontmatter,
+    read_markdown,
     split_tool_patterns,
     unencodable,
 )
-from .resources import hold_skill_folder, list_folder_resources, read_folder_resource, safe_relative_path
+from .resources import (
+    MAX_RESOURCE_BYTES,
+    decode_text,
+    hold_skill_folder,
+    list_folder_resources,
+    read_folder_resource,
+    safe_relative_path,
+)
 from .toolset_names import known_tool_names
 
 __all__ = ('Skill',)
@@ -32,8 +42,9 @@ class Skill(Generic[AgentDepsT]):
     """A skill: instructions and tools the model sees only after it loads the skill.
 
     Define one in Python and attach tools with the [`tool`][skillshelf.Skill.tool] and
-    [`tool_plain`][skillshelf.Skill.tool_plain] decorators, or read one from a `SKILL.md` folder with
-    [`from_folder`][skillshelf.Skill.from_folder].
+    [`tool_plain`][skillshelf.Skill.tool_plain] decorators, read one from a `SKILL.md` folder with
+    [`from_folder`][skillshelf.Skill.from_folder], or from `SKILL.md` text with
+    [`from_markdown`][skillshelf.Skill.from_markdown].
     """
 
     name: str
@@ -48,6 +59,10 @@ class Skill(Generic[AgentDepsT]):
     """The `SKILL.md`, read beneath the folder discovery accepted; `None` for a skill defined in Python."""
     _instructions: str | None
     """The instructions of a Python skill; a folder skill's are read from its `SKILL.md` when loaded."""
+    _files: Mapping[str, bytes]
+    """The files of a skill read from `SKILL.md` text, by normalised relative path; read like a folder's."""
+    _origin: str | None
+    """Where a skill that is not a folder's came from (a package, a registry), for messages."""
     _toolset: AbstractToolset[AgentDepsT] | None
     """The toolset given, or a function toolset made on first use: most folder skills have no tools, and a large
     library would make one for each."""
@@ -98,6 +113,8 @@ class Skill(Generic[AgentDepsT]):
         self.metadata = dict(metadata or {})
         self._file = None
         self._instructions = instructions
+        self._files = {}
+        self._origin = None
         self._toolset = toolset
         for tool in tools:
             if isinstance(tool, Tool):
@@ -127,25 +144,56 @@ class Skill(Generic[AgentDepsT]):
     def from_frontmatter(cls, skill_file: SkillFile, front: Frontmatter) -> Skill[Any]:
         """The skill of `skill_file`, whose frontmatter is `front` (read with `read_frontmatter`); its body is
         read when it is loaded."""
-        known = {
-            'license': front.license,
-            'compatibility': front.compatibility,
-            'allowed-tools': list(front.allowed_tools),
-        }
-        metadata = {
-            **(front.model_extra or {}),
-            **front.metadata,
-            **{key: value for key, value in known.items() if value},
-        }
-        skill: Skill[Any] = cls(front.name, front.description, metadata=metadata)
+        skill: Skill[Any] = cls(front.name, front.description, metadata=_metadata(front))
         skill._file = skill_file
         skill._instructions = None
+        return skill
+
+    @classmethod
+    def from_markdown(
+        cls, text: str, resources: Mapping[str, str | bytes] | None = None, *, origin: str | None = None
+    ) -> Skill[Any]:
+        """Read a skill from `SKILL.md` text, with its files in memory by relative path (`'reference/api.md'`).
+
+        The text is checked like a folder's `SKILL.md` (same reader, same errors), except that there is no folder
+        name to match. Files are served like a folder's: at most 256 KiB per read, text only. `origin` says
+        where the text came from (a package, a registry) in errors, warnings and `Skill.origin`. The
+        `python-tools:` it declares are not imported (that needs a trusted directory); the skill loads without them.
+
+        Raises:
+            SkillFormatError: the text breaks the Agent Skills format, or a file's path is not a plain relative
+                path inside the skill (absolute, `..`, hidden) or is given twice.
+        """
+        where = origin or '<SKILL.md text>'
+        front, body = read_markdown(where, text)
+        files: dict[str, bytes] = {}
+        for path, content in (resources or {}).items():
+            try:
+                relative = safe_relative_path(path).as_posix()
+            except ResourceError as error:
+                raise SkillFormatError(where, f'the file {shown(path)} cannot be a skill file: {error}') from None
+            if relative in files:
+                raise SkillFormatError(where, f'the file {relative!r} is given twice')
+            files[relative] = content.encode('utf-8', 'surrogatepass') if isinstance(content, str) else content
+        if front.python_tools:
+            warnings.warn(
+                SkillWarning(f'{where}: its `python-tools` are imported only from trusted directories; loaded without'),
+                stacklevel=2,
+            )
+        skill: Skill[Any] = cls(front.name, front.description, body, metadata=_metadata(front))
+        skill._files = files
+        skill._origin = origin
         return skill
 
     @property
     def folder(self) -> Path | None:
         """The skill's folder for `SKILL.md` skills; `None` for skills defined in Python."""
         return None if self._file is None else Path(self._file.folder.path)
+
+    @property
+    def origin(self) -> str | None:
+        """Where the skill was read from: its folder, a package, a registry; `None` for a skill defined in Python."""
+        return self._origin if self._file is None else self._file.folder.path
 
     @property
     def skill_file(self) -> SkillFile | None:
@@ -237,7 +285,7 @@ class Skill(Generic[AgentDepsT]):
 
     def list_resources(self) -> list[str]:
         """Relative paths of the resources the model can read after loading the skill."""
-        paths = sorted(self.resources)
+        paths = sorted({*self.resources, *self._files})
         if self._file is not None:
             paths += list_folder_resources(self._file.folder, allow_hard_links=self._file.allow_hard_links)
         return paths
@@ -251,6 +299,11 @@ class Skill(Generic[AgentDepsT]):
         relative = safe_relative_path(path).as_posix()
         if relative in self.resources:
             return self.resources[relative]
+        if relative in self._files:
+            data = self._files[relative]
+            if len(data) > MAX_RESOURCE_BYTES:
+                raise ResourceError(f'{shown(path)} is over the {MAX_RESOURCE_BYTES:,}-byte limit for one read')
+            return decode_text(path, data)
         if self._file is None:
             raise ResourceError(f'no resource {path!r}')
         return read_folder_resource(self._file.folder, relative, allow_hard_links=self._file.allow_hard_links)
@@ -258,3 +311,9 @@ class Skill(Generic[AgentDepsT]):
     def __repr__(self) -> str:
         source = f', folder={str(self.folder)!r}' if self._file is not None else ''
         return f'Skill(name={self.name!r}, tools={self.tool_names!r}{source})'
+
+
+def _metadata(front: Frontmatter) -> dict[str, Any]:
+    """A skill's metadata from its frontmatter: unknown fields, `metadata`, and the known optional fields given."""
+    known = {'license': front.license, 'compatibility': front.compatibility, 'allowed-tools': list(front.allowed_tools)}
+    return {**(front.model_extra or {}), **front.metadata, **{key: value for key, value in known.items() if value}}

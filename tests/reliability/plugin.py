@@ -18,6 +18,8 @@ MODULES = (
     'test_resource_attacks.py',
     'test_concurrency.py',
     'test_scripts.py',
+    'test_sources.py',
+    'test_registry.py',
 )
 """The report is written only when every one of these ran, whole."""
 

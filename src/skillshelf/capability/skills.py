@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -25,11 +25,14 @@ from ..ranking.semantic import Encoder
 from ..resources import safe_relative_path
 from ..scripts.runner import ScriptRunner
 from ..skill import Skill
+from ..sources.base import SkillSource
+from ..sources.spec import SourceSpec, resolve_sources
 from .approval import Preapproval, script_command
 from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
+from .durable import in_durable_workflow, off_event_loop
 from .history import loaded_from_history, revealed_from_history, skill_tool_tag, tag_of
 from .lazy_toolset import LazyToolset
-from .meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, build_meta_toolset
+from .meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, build_meta_toolset, unknown_skill_message
 from .refusals import (
     describe_problems,
     explain_hidden_tool_refusals,
@@ -70,6 +73,9 @@ class Skills(AbstractCapability[AgentDepsT]):
     _: KW_ONLY
     skills: Sequence[Skill[AgentDepsT]] | Sequence[str] | str = ()
     """Skills defined in Python, or import paths naming a `Skill` or a list of them (`'myapp.skills:weather'`)."""
+    sources: SkillSource | SourceSpec | Sequence[SkillSource | SourceSpec] = ()
+    """Other places skills come from, after the directories: `SkillSource`s, import paths of them, or in a spec
+    `{'package': ...}`, `{'entry_points': ...}`, `{'git': url, 'ref': ...}`, `{'registry': url}`."""
     id: str | None = DEFAULT_ID
     """Capability id; also tags the tools and history records this capability owns."""
     catalog_budget: int = DEFAULT_CATALOG_BUDGET
@@ -107,10 +113,16 @@ class Skills(AbstractCapability[AgentDepsT]):
     library: SkillLibrary = field(init=False, repr=False, compare=False)
     """Every skill available to the model (built at construction)."""
     _catalog: str = field(init=False, repr=False, compare=False)
+    _catalog_skills: dict[str, Skill[Any]] | None = field(default=None, init=False, repr=False, compare=False)
+    """The library's skills the catalog was rendered from; a check that found changes replaces them."""
+    _check_in_run: bool = field(default=False, init=False, repr=False, compare=False)
+    """This run is a durable workflow's, so the library check waits for `before_run`, where it is recorded."""
     _toolset: AbstractToolset[AgentDepsT] = field(init=False, repr=False, compare=False)
     _tool_count: int = field(default=0, init=False, repr=False, compare=False)
     _state: LoadState = field(default_factory=LoadState, init=False, repr=False, compare=False)
     _runner: ScriptRunner | None = field(default=None, init=False, repr=False, compare=False)
+    _with_tools: set[str] = field(default_factory=set[str], init=False, repr=False, compare=False)
+    """The skills whose toolsets are registered: only theirs are announced on load."""
 
     def __post_init__(self) -> None:
         self.id = self.id or DEFAULT_ID
@@ -128,23 +140,19 @@ class Skills(AbstractCapability[AgentDepsT]):
             lexical_weight=self.lexical_weight,
             allow_hard_links=self.allow_hard_links,
             trusted_directories=_directories(self.trusted_directories, 'trusted_directories'),
+            sources=resolve_sources(self.sources),
         )
         self.search = self.library.search_mode
-        self._catalog = self._render_catalog()
+        self._sync_catalog()
         # Every Python skill's toolset is registered, even an empty one, so a tool added to a skill after this
         # point is callable once the skill is loaded (its name is checked for clashes at the next run).
-        with_tools = [skill for skill in self.library.skills.values() if skill.folder is None or skill.tool_names]
+        with_tools = [skill for skill in self.library.skills.values() if skill.origin is None or skill.tool_names]
         self._tool_count = _count_tools(with_tools)
+        self._with_tools = {skill.name for skill in with_tools}
         # Built once and shared by every run's clone: durable engines require toolsets that exist at construction.
         self._toolset = CombinedToolset[AgentDepsT](
             [
-                build_meta_toolset(
-                    self.library,
-                    self.id,
-                    self.search_limit,
-                    {skill.name for skill in with_tools},
-                    self._runner.skill_dir if self._runner is not None else None,
-                ),
+                build_meta_toolset(self.library, self.id, self.search_limit, self._with_tools, self._skill_dir),
                 *([build_script_toolset(self.library, self.id, self._runner)] if self._runner is not None else []),
                 *(_skill_toolset(skill, self.id) for skill in with_tools),
             ]
@@ -173,6 +181,7 @@ class Skills(AbstractCapability[AgentDepsT]):
                 for directory in _directories(part.trusted_directories, 'trusted_directories')
             ],
             skills=cast('list[str]', [skill for part in parts for skill in _skill_list(part.skills)]),
+            sources=[source for part in parts for source in resolve_sources(part.sources)],
         )
 
     def get_instructions(self) -> str:
@@ -202,30 +211,55 @@ class Skills(AbstractCapability[AgentDepsT]):
                 )
 
     @durable_operation(name='refresh_library')
-    async def _refresh_library(self, ctx: RunContext[AgentDepsT]) -> str | None:
-        """Re-read the skill directories if they changed; returns the new catalog, or `None` if it is unchanged.
+    async def _refresh_library(self, ctx: RunContext[AgentDepsT], loaded: list[str]) -> list[str]:
+        """The library check of a durable run: re-read the skill directories if they changed (with `auto_reload`),
+        then return which of `loaded` (the skills its history loaded) the library still has.
 
-        This reads the file system, so under a durable engine it runs as a recorded operation (an
-        activity) and the workflow replays its result instead of touching files.
+        Under a durable engine this is a recorded operation (a DBOS step, a Temporal activity), so a replay gets
+        the answer the original run got without touching the file system, even if skill folders were added or
+        removed since. Its result is small on purpose: the loads a run starts with, not the whole library.
         """
-        return self._render_catalog() if self.library.refresh() else None
+        if self.auto_reload:
+            await off_event_loop(self.library.refresh)
+        known = self.library.skills
+        return [name for name in loaded if name in known]
 
     async def for_run(self, ctx: RunContext[AgentDepsT]) -> Skills[AgentDepsT]:
         """A per-run copy whose loaded skills are replayed from the run's message history.
 
         Skill folders added, removed or edited since the last run are picked up first (a few `stat`
-        calls per skill tell whether anything changed; see `auto_reload`), so the catalog stays fixed within a run.
+        calls per skill, in a worker thread, tell whether anything changed; see `auto_reload`), so the catalog
+        stays fixed within a run. In a durable workflow the check is a recorded operation that runs in
+        `before_run`, once the engine dispatches operations, so what it finds shows in the catalog from the next run.
         """
-        catalog = await self._refresh_library(ctx) if self.auto_reload else None
-        if catalog is not None:
-            self._catalog = catalog
+        durable = in_durable_workflow(ctx)
+        if self.auto_reload and not durable and self.library.watches_files:
+            await off_event_loop(self.library.refresh)
+        self._sync_catalog()
         self._check_new_tools()
         clone = copy.copy(self)  # not dataclasses.replace(): that would rebuild the library and toolsets
+        loaded = loaded_from_history(ctx.messages, self.capability_id)
         known = self.library.skills
-        clone._state = LoadState(
-            [name for name in loaded_from_history(ctx.messages, self.capability_id) if name in known]
-        )
+        clone._state = LoadState(loaded if durable else [name for name in loaded if name in known])
+        clone._check_in_run = durable
         return clone
+
+    async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
+        """In a durable workflow, the recorded library check: keep only the loads the library had when it ran."""
+        if self._check_in_run:
+            self._state.loaded[:] = await self._refresh_library(ctx, list(self._state.loaded))
+
+    @property
+    def _skill_dir(self) -> Callable[[Path], str] | None:
+        """With scripts on, how `${SKILL_DIR}` is expanded: the folder as the runner shows it to scripts."""
+        return self._runner.skill_dir if self._runner is not None else None
+
+    def _sync_catalog(self) -> None:
+        """Render the catalog again if a library check (this run's or a concurrent run's) replaced the skills;
+        checked and rendered without an await, so concurrent runs never see a half-updated catalog."""
+        if self.library.skills is not self._catalog_skills:
+            self._catalog_skills = self.library.skills
+            self._catalog = self._render_catalog()
 
     def _check_new_tools(self) -> None:
         """Tools added to Python skills since construction must not clash with others (or with a meta-tool)."""
@@ -369,10 +403,14 @@ class Skills(AbstractCapability[AgentDepsT]):
         name = args.get('name')
         if operation == 'search':
             return self._state.mark_loaded(await handler(args))
-        if not isinstance(name, str) or name not in self.library.skills:
-            return await handler(args)  # the tool explains the unknown name
+        if not isinstance(name, str):
+            return await handler(args)
+        # Branches follow the run's load state, never the library as it is now, so a durable replay takes the
+        # branches the original run took even if skill folders were added or removed since.
         if operation == 'load':
-            return await self._state.load(name, args, handler, self.capability_id)
+            return await self._state.load(name, args, handler, self.capability_id)  # the tool explains a bad name
+        if name not in self._state.loaded and name not in self.library.skills:
+            return unknown_skill_message(self.library, name)
         if operation == 'unload':
             return await self._state.unload(name, args, handler, self.capability_id)
         if name not in self._state.loaded:

@@ -10,6 +10,7 @@ import typer
 from .eval_command import eval_command
 from .library_commands import index, list_skills, validate
 from .model_view_commands import catalog, search, show
+from .registry_commands import publish, unpublish
 
 __all__ = ('app',)
 
@@ -31,3 +32,5 @@ app.command()(catalog)
 app.command()(search)
 app.command()(index)
 app.command('eval')(eval_command)
+app.command()(publish)
+app.command()(unpublish)

@@ -19,14 +19,17 @@ from ..lint import SkillReport, lint_directories
 from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory
 from ..skill import Skill
 from .options import AsJson, Directories, Hybrid, ImportPaths, build_library, directories_or_default
+from .registry_commands import Registry, open_registry
 from .render import emit_json, err, fail, note_skipped, out, print_skipped, progress_bar, skipped_json
 
 __all__ = ('index', 'list_skills', 'validate')
 
 
-def list_skills(directories: Directories = None, skill: ImportPaths = None, as_json: AsJson = False) -> None:
+def list_skills(
+    directories: Directories = None, skill: ImportPaths = None, as_json: AsJson = False, registry: Registry = None
+) -> None:
     """List the skills found, with their tools and files, and every skipped SKILL.md with the reason."""
-    library = build_library(directories, skill)
+    library = build_library(directories, skill, registry=open_registry(registry) if registry else None)
     rows = [(item, item.list_resources()) for item in library.skills.values()]
     if as_json:
         emit_json(
@@ -70,8 +73,8 @@ def list_skills(directories: Directories = None, skill: ImportPaths = None, as_j
 
 def _source(skill: Skill[Any], import_paths: Sequence[str] | None) -> str:
     """Where a skill comes from: its folder, or the import path that named it."""
-    if skill.folder is not None:
-        return str(skill.folder)
+    if skill.origin is not None:
+        return skill.origin
     for path in import_paths or ():
         if any(found is skill for found in import_skills(path)):
             return f'python: {path}'

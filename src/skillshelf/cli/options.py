@@ -17,6 +17,7 @@ from ..errors import SkillError, SkillWarning
 from ..library import SkillLibrary
 from ..ranking.ranker import SearchMode
 from ..skill import Skill
+from ..sources.base import SkillSource
 from .render import fail
 
 __all__ = (
@@ -61,16 +62,22 @@ def directories_or_default(directories: Sequence[Path] | None) -> list[Path]:
 
 
 def build_library(
-    directories: Sequence[Path] | None, import_paths: Sequence[str] | None, *, hybrid: bool = False
+    directories: Sequence[Path] | None,
+    import_paths: Sequence[str] | None,
+    *,
+    hybrid: bool = False,
+    registry: SkillSource | None = None,
 ) -> SkillLibrary:
-    """The library exactly as the `Skills` capability builds it; skipped folders are in `.skipped`."""
+    """The library exactly as the `Skills` capability builds it; skipped folders are in `.skipped`. With a
+    `registry`, the directories default to none."""
     skills = _python_skills(import_paths)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', SkillWarning)
         try:
             return SkillLibrary.build(
                 skills,
-                directories_or_default(directories),
+                list(directories or ()) if registry is not None else directories_or_default(directories),
+                sources=[registry] if registry is not None else [],
                 reserved_tool_names=RESERVED_TOOL_NAMES,
                 search=_mode(hybrid),
             )

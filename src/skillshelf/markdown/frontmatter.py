@@ -43,6 +43,7 @@ __all__ = (
     'read_body',
     'read_frontmatter',
     'read_frontmatter_text',
+    'read_markdown',
     'split_tool_patterns',
     'unencodable',
     'unencodable_problem',
@@ -260,6 +261,27 @@ def read_frontmatter(skill_file: str | Path | SkillFile) -> Frontmatter:
     return front
 
 
+def read_markdown(origin: str, text: str) -> tuple[Frontmatter, str]:
+    """The checked frontmatter and the stripped body of `SKILL.md` text that has no folder (a string in code, a
+    registry row), read like `read_frontmatter` reads a file, except that there is no folder name to match.
+    `origin` names the text in errors and warnings.
+
+    Raises:
+        SkillFormatError: the text is too large or breaks the format.
+    """
+    size = _utf8_size(text)
+    if size > MAX_SKILL_FILE_BYTES:
+        raise SkillFormatError(origin, f'the text is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
+    head, body = _split(origin, text)
+    if unencodable(head) is not None:
+        raise SkillFormatError(origin, 'the frontmatter is not valid UTF-8 (it holds a lone surrogate)')
+    notes: list[str] = []
+    front = _validate(origin, _load_lenient(origin, head, notes), notes, escapes='\\' in head, folder=False)
+    for note in notes:
+        warnings.warn(SkillWarning(note), stacklevel=3)
+    return front, body.strip()
+
+
 def read_frontmatter_text(skill_file: str | Path | SkillFile) -> str:
     """The YAML text between the `---` lines of `skill_file`, without parsing it.
 
@@ -368,9 +390,11 @@ def _first_line(error: Exception) -> str:
     return line if len(line) <= 60 else line[:59] + '…'
 
 
-def _validate(skill_file: str | Path, data: Any, notes: list[str], *, escapes: bool = True) -> Frontmatter:
+def _validate(
+    skill_file: str | Path, data: Any, notes: list[str], *, escapes: bool = True, folder: bool = True
+) -> Frontmatter:
     """The checked frontmatter of `data`; `escapes` says whether its text had any `\\` escape, the only way YAML
-    can produce a lone surrogate from valid UTF-8."""
+    can produce a lone surrogate from valid UTF-8; `folder` whether the name must match the file's folder."""
     if data is None:
         raise SkillFormatError(skill_file, 'the frontmatter is empty; it needs `name` and `description`')
     if not isinstance(data, dict):
@@ -382,9 +406,11 @@ def _validate(skill_file: str | Path, data: Any, notes: list[str], *, escapes: b
         front = Frontmatter.model_validate(fields)
     except ValidationError as error:
         raise SkillFormatError(skill_file, _first_problem(error)) from None
-    folder = os.path.basename(os.path.dirname(os.path.abspath(skill_file)))  # lexical: `..` names the real folder
-    if unicodedata.normalize('NFKC', folder) != front.name:
-        raise SkillFormatError(skill_file, f'the name {front.name!r} does not match its folder {folder!r}; rename one')
+    folder_name = os.path.basename(os.path.dirname(os.path.abspath(skill_file)))  # lexical: `..` names the real one
+    if folder and unicodedata.normalize('NFKC', folder_name) != front.name:
+        raise SkillFormatError(
+            skill_file, f'the name {front.name!r} does not match its folder {folder_name!r}; rename one'
+        )
     if len(front.description) > MAX_DESCRIPTION_LENGTH:
         notes.append(
             f'{skill_file}: the description is {len(front.description)} characters; '

@@ -1,0 +1,46 @@
+"""What `Skills` needs from pydantic-ai's durable execution: whether a run is inside a workflow, and running the
+library check off the event loop the way pydantic-ai runs sync tools.
+
+Under a durable engine the per-run library check is a recorded operation (`Skills._check_library`), called once
+the engine dispatches operations (in `before_run`); outside one it runs in `for_run`, in a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic_ai import RunContext
+from pydantic_ai._utils import run_in_executor  # pyright: ignore[reportPrivateUsage]
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.durable_exec import BaseDurabilityCapability
+
+__all__ = ('in_durable_workflow', 'off_event_loop')
+
+T = TypeVar('T')
+
+
+def in_durable_workflow(ctx: RunContext[Any]) -> bool:
+    """Whether this run executes inside a durable engine's workflow (DBOS, Temporal, Prefect), where anything that
+    reads the file system has to run as a recorded operation."""
+    agent = ctx.agent
+    if agent is None:
+        return False
+    found: list[bool] = []
+
+    def visit(capability: AbstractCapability[Any]) -> None:
+        if isinstance(capability, BaseDurabilityCapability):
+            found.append(capability.in_durable_context)
+
+    agent.root_capability.apply(visit)
+    return any(found)
+
+
+async def off_event_loop(function: Callable[[], T]) -> T:
+    """`function()` in a worker thread, so other runs on the loop go on meanwhile.
+
+    It goes through pydantic-ai's own helper for sync tools (private, but the only way to honour its thread
+    settings): `Agent.using_thread_executor` picks the executor, and where threads are disabled (a Temporal
+    workflow) it runs inline.
+    """
+    return await run_in_executor(function)

@@ -1,0 +1,13 @@
+"""Where skills come from besides library directories: the `SkillSource` protocol and the built-in sources.
+
+`PackageSource` and `EntryPointSource` (skills shipped in Python packages) and `GitSource` (a pinned git ref) need
+nothing beyond skillshelf; `skillshelf.sources.registry` (a SQL registry) needs the `registry` extra.
+"""
+
+from __future__ import annotations
+
+from .base import SkillSource, SourceSkills
+from .git import GitSource
+from .packages import EntryPointSource, PackageSource
+
+__all__ = ('EntryPointSource', 'GitSource', 'PackageSource', 'SkillSource', 'SourceSkills')

@@ -1,0 +1,143 @@
+"""`GitSource`: the skill folders of a git repository at a pinned ref, checked out into a cache directory.
+
+Everything runs through the `git` command with an argument list (no shell); the checkout is then read like a
+library directory (see `discover`), so every guarantee of folder skills holds: a symlink out of the repository is
+refused, files are read beneath their skill folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..discovery import discover
+from ..errors import ResourceError, SkillError
+from ..ranking.cache import cache_directory
+from ..resources import safe_relative_path
+from .base import SourceSkills
+
+__all__ = ('GIT_TIMEOUT', 'GitSource')
+
+GIT_TIMEOUT = 300.0
+"""Seconds one `git` command may take (a clone of a large repository) before it is stopped."""
+_GIT = ('git', '-c', 'protocol.ext.allow=never', '-c', 'advice.detachedHead=false')
+"""`ext::` URLs would run a command named in the URL, so they are refused whatever the user's git config says."""
+
+
+@dataclass
+class GitSource:
+    """The skills of repository `url` at `ref`, cloned once into the cache directory and updated by `refresh`.
+
+    ```python
+    Skills(sources=[GitSource('https://github.com/acme/skills.git', ref='v1.4.0')])
+    ```
+    """
+
+    url: str
+    """What `git clone` takes: an https or ssh URL, or a local path."""
+    ref: str = 'HEAD'
+    """A branch, a tag or a commit; `HEAD` is the repository's default branch. A branch moves only on `refresh`."""
+    subdirectory: str = ''
+    """The folder inside the repository that holds the skill folders (`''`: its top)."""
+    cache_dir: Path | None = None
+    """Where the checkout is kept; default: `git/` in skillshelf's cache directory (`$SKILLSHELF_CACHE_DIR`)."""
+    _commit: str | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for what, value in (('url', self.url), ('ref', self.ref)):
+            if not value.strip() or value.startswith('-'):
+                raise SkillError(f'the git {what} {value!r} is empty or starts with "-"; give a URL and a ref')
+        if self.subdirectory:
+            try:
+                safe_relative_path(self.subdirectory)
+            except ResourceError as error:
+                raise SkillError(f'the git subdirectory: {error}') from None
+
+    @property
+    def checkout(self) -> Path:
+        """The working tree of this URL's clone."""
+        base = self.cache_dir if self.cache_dir is not None else cache_directory()
+        if base is None:
+            base = Path(tempfile.gettempdir()) / f'skillshelf-{os.getuid() if hasattr(os, "getuid") else "user"}'
+        return base / 'git' / hashlib.sha256(self.url.encode('utf-8', 'surrogatepass')).hexdigest()[:24]
+
+    def version(self) -> Hashable:
+        """The commit checked out (the repository is cloned on first use)."""
+        if self._commit is None:
+            if not (self.checkout / '.git').is_dir():
+                self._clone()
+            self._commit = self._check_out()
+        return self._commit
+
+    def read_skills(self) -> SourceSkills:
+        """The skill folders of the checkout (cloned first if needed), in name order."""
+        self.version()
+        found = discover(self.checkout / self.subdirectory if self.subdirectory else self.checkout)
+        return SourceSkills(found.skills, found.skipped)
+
+    def refresh(self) -> bool:
+        """Fetch the repository again and check out `ref` as it is now (a branch may have moved); the library reads
+        the skills again at its next run. Returns whether the commit changed.
+
+        Raises:
+            SkillError: `git` failed (the message is git's own).
+        """
+        before = self.version()
+        _git('-C', str(self.checkout), 'fetch', '--quiet', '--force', '--tags', '--prune', 'origin')
+        self._commit = self._check_out()
+        return self._commit != before
+
+    def _clone(self) -> None:
+        target = self.checkout
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix='.clone-', dir=target.parent))
+        try:
+            _git('clone', '--quiet', '--no-checkout', '--', self.url, str(partial))
+            shutil.rmtree(target, ignore_errors=True)  # a clone left half-made by a killed process
+            partial.rename(target)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+
+    def _check_out(self) -> str:
+        checkout = str(self.checkout)
+        remote = 'refs/remotes/origin/HEAD' if self.ref == 'HEAD' else f'refs/remotes/origin/{self.ref}'
+        for candidate in (remote, f'refs/tags/{self.ref}', self.ref):
+            commit = _git('-C', checkout, 'rev-parse', '--verify', '--quiet', f'{candidate}^{{commit}}', check=False)
+            if commit:
+                break
+        else:
+            raise SkillError(f'the git ref {self.ref!r} is not a branch, tag or commit of {self.url}')
+        _git('-C', checkout, 'checkout', '--quiet', '--force', '--detach', commit)
+        _git('-C', checkout, 'clean', '--quiet', '-ffdx')
+        return commit
+
+
+def _git(*arguments: str, check: bool = True) -> str:
+    """Run git with `arguments`; its output, stripped. With `check`, a failure raises `SkillError` with git's message;
+    without it, a failure returns `''`."""
+    environment = {**os.environ, 'GIT_TERMINAL_PROMPT': '0', 'GIT_ASKPASS': 'echo'}  # never wait for a password
+    try:
+        done = subprocess.run(
+            [*_GIT, *arguments],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise SkillError('the `git` command is not installed; install git to read skills from a repository') from None
+    except subprocess.TimeoutExpired:
+        raise SkillError(f'git {arguments[0]} took longer than {GIT_TIMEOUT:.0f} s and was stopped') from None
+    if done.returncode != 0:
+        if not check:
+            return ''
+        raise SkillError(f'git {" ".join(arguments[:3])} failed: {done.stderr.strip() or done.returncode}')
+    return done.stdout.strip()

@@ -1,0 +1,173 @@
+"""Skills shipped inside Python packages: `PackageSource` (one package's folder, zipped installs included) and
+`EntryPointSource` (every installed package that declares skills, so `pip install acme-skills` is enough)."""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+from collections.abc import Hashable
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from ..discovery import DOCUMENTS, SKILL_LIKE_FILES, discover
+from ..errors import SkillError, SkillFormatError
+from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE
+from ..resources import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_SCANNED_ENTRIES
+from ..skill import Skill
+from .base import SkillSource, SourceSkills, skipped
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11
+
+__all__ = ('ENTRY_POINT_GROUP', 'EntryPointSource', 'PackageSource')
+
+ENTRY_POINT_GROUP = 'skillshelf.skills'
+"""The entry-point group packages declare their skills in."""
+
+
+@dataclass(frozen=True)
+class PackageSource:
+    """The skill folders inside an installed package's `folder`, read through `importlib.resources`.
+
+    An installed folder is read like a library directory (see `discover`); a package imported from a zip file is
+    read entry by entry with the same limits, through `Skill.from_markdown`.
+    """
+
+    package: str
+    """The importable package, e.g. `'acme_skills'`."""
+    folder: str = 'skills'
+    """The folder inside the package that holds the skill folders (`''`: the package's own folder)."""
+
+    def version(self) -> Hashable:
+        """`None`: an installed package does not change while the process runs."""
+        return None
+
+    def read_skills(self) -> SourceSkills:
+        """Read the package's skill folders, in name order.
+
+        Raises:
+            SkillError: the package cannot be imported.
+        """
+        try:
+            root = importlib.resources.files(self.package)
+        except (ImportError, TypeError, ValueError) as error:
+            raise SkillError(f'the package {self.package!r} cannot be imported ({error})') from error
+        for part in (part for part in self.folder.split('/') if part):
+            root = root / part
+        if isinstance(root, Path):
+            found = discover(root)
+            return SourceSkills(found.skills, found.skipped)
+        return _read_tree(root, f'{self.package}/{self.folder}'.rstrip('/'))
+
+
+@dataclass(frozen=True)
+class EntryPointSource:
+    """The skills of every installed package that declares an entry point in `group`, in entry-point name order.
+
+    In the package's `pyproject.toml`, `[project.entry-points."skillshelf.skills"]` then either
+    `acme = "acme_skills"` (the skill folders in the package's `skills` folder) or `acme = "acme_skills:source"`
+    (a `SkillSource`, a `Skill` or a list of skills).
+    """
+
+    group: str = ENTRY_POINT_GROUP
+    """The entry-point group."""
+
+    def version(self) -> Hashable:
+        """`None`: the installed packages do not change while the process runs."""
+        return None
+
+    def read_skills(self) -> SourceSkills:
+        """Read every entry point's skills; one that cannot be loaded is skipped with the reason."""
+        result = SourceSkills()
+        for point in sorted(entry_points(group=self.group), key=lambda point: (point.name, point.value)):
+            origin = f'entry point {point.name} = {point.value}'
+            try:
+                read = _entry_point_skills(point)
+            except Exception as error:  # a broken package must not hide the others
+                result.skipped.append(skipped(origin, f'cannot be loaded ({type(error).__name__}: {error})'))
+                continue
+            result.skills.extend(read.skills)
+            result.skipped.extend(read.skipped)
+        return result
+
+
+def _entry_point_skills(point: EntryPoint) -> SourceSkills:
+    if ':' not in point.value:
+        return PackageSource(point.module).read_skills()
+    target = cast(object, point.load())
+    if isinstance(target, SkillSource):
+        return target.read_skills()
+    items = cast('list[object]', list(target)) if isinstance(target, (list, tuple)) else [target]  # pyright: ignore[reportUnknownArgumentType]
+    if not all(isinstance(item, Skill) for item in items):
+        raise SkillError(f'{point.value} is not a skill source, a Skill or a list of skills')
+    return SourceSkills(cast('list[Skill[Any]]', items))
+
+
+def _read_tree(root: Traversable, label: str) -> SourceSkills:
+    """The skill folders under `root` (inside a zip file, say): each entry a skill or a skipped entry, as `discover`
+    reports a directory's."""
+    result = SourceSkills()
+    if (root / SKILL_FILE).is_file():
+        entries = [root]
+    elif root.is_dir():
+        entries = sorted((entry for entry in root.iterdir() if not entry.name.startswith('.')), key=lambda e: e.name)
+    else:
+        return SourceSkills(skipped=[skipped(label, 'the folder does not exist in the package')])
+    for entry in entries[:MAX_SCANNED_ENTRIES]:
+        origin = label if entry is root else f'{label}/{entry.name}'
+        if not entry.is_dir():
+            suffix = os.path.splitext(entry.name)[1].lower()
+            if suffix in SKILL_LIKE_FILES and not DOCUMENTS.match(entry.name):
+                result.skipped.append(
+                    skipped(origin, f'it is a file, not a skill folder (a folder holding a {SKILL_FILE})')
+                )
+            continue
+        try:
+            skill = _read_skill(entry, origin)
+        except SkillFormatError as error:
+            result.skipped.append(skipped(origin, error.problem))
+            continue
+        if skill.name != entry.name:
+            result.skipped.append(skipped(origin, f'the name {skill.name!r} does not match its folder {entry.name!r}'))
+            continue
+        result.skills.append(skill)
+    return result
+
+
+def _read_skill(folder: Traversable, origin: str) -> Skill[Any]:
+    skill_file = folder / SKILL_FILE
+    if not skill_file.is_file():
+        raise SkillFormatError(origin, f'the folder has no {SKILL_FILE}, so it is not a skill')
+    raw = _read_at_most(skill_file, MAX_SKILL_FILE_BYTES + 1)
+    if len(raw) > MAX_SKILL_FILE_BYTES:
+        raise SkillFormatError(origin, f'the {SKILL_FILE} is larger than {MAX_SKILL_FILE_BYTES:,} bytes')
+    try:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise SkillFormatError(origin, f'the {SKILL_FILE} is not valid UTF-8 (byte {error.start})') from None
+    files: dict[str, bytes] = {}
+    _collect_files(folder, '', 0, files)
+    return Skill.from_markdown(text, files, origin=origin)
+
+
+def _collect_files(folder: Traversable, prefix: str, depth: int, files: dict[str, bytes]) -> None:
+    """A skill's files, as a folder skill lists them: hidden names left out, bounded in depth and number; a file
+    over the read limit is kept only up to one byte past it, so reading it is refused like a folder's."""
+    for entry in sorted(folder.iterdir(), key=lambda entry: entry.name):
+        if len(files) >= MAX_LISTED_RESOURCES:
+            return
+        relative = prefix + entry.name
+        if entry.name.startswith('.') or relative == SKILL_FILE:
+            continue
+        if entry.is_dir():
+            if depth < MAX_RESOURCE_DEPTH:
+                _collect_files(entry, relative + '/', depth + 1, files)
+        elif entry.is_file():
+            files[relative] = _read_at_most(entry, MAX_RESOURCE_BYTES + 1)
+
+
+def _read_at_most(entry: Traversable, limit: int) -> bytes:
+    with entry.open('rb') as stream:
+        return stream.read(limit)

@@ -1,0 +1,120 @@
+"""A durable agent with skills, as its own process: `python durable_dbos_app.py WORK MODE`.
+
+DBOS keeps its system database in `WORK/dbos.sqlite`; the skills are `WORK/skills`; the `forecast` tool appends a
+line to `WORK/forecast.log` each time its body runs. MODE `start` starts the workflow, and the scripted model kills
+this process (SIGKILL, no cleanup) at the request named by `WORK/kill_at`; MODE `recover` lets DBOS recover the
+workflow at launch and prints, as JSON, what the recovered run saw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from dbos import DBOS, DBOSConfig, SetWorkflowID
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.durable_exec.dbos import DBOSDurability
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from skillshelf import Skill, Skills
+from skillshelf.capability.dbos_steps import SkillSteps
+
+WORKFLOW_ID = 'trip-1'
+WORK = Path(sys.argv[1])
+MODE = sys.argv[2]
+
+weather = Skill(
+    name='weather',
+    description='Forecasts for a city.',
+    instructions='Give the temperature in °C.',
+)
+
+
+@weather.tool
+async def forecast(ctx: RunContext[None], city: str) -> str:
+    """The forecast for a city."""
+    with (WORK / 'forecast.log').open('a') as log:
+        log.write(f'{os.getpid()} {city}\n')
+    return f'{city}: sunny, 21 °C'
+
+
+SCRIPT: list[list[ToolCallPart | TextPart]] = [
+    [ToolCallPart('load_skill', {'name': 'packing'}), ToolCallPart('load_skill', {'name': 'weather'})],
+    [ToolCallPart('forecast', {'city': 'Lisbon'})],
+    [TextPart('Pack light: Lisbon is sunny.')],
+]
+seen: list[dict[str, Any]] = []
+
+
+def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """One scripted response per request; which request this is follows from the history, as on a real model."""
+    step = sum(isinstance(message, ModelResponse) for message in messages)
+    seen.append(
+        {
+            'request': step + 1,
+            'tools': sorted(tool.name for tool in info.function_tools),
+            'returns': [
+                [part.tool_name, str(part.content)]
+                for message in messages
+                if isinstance(message, ModelRequest)
+                for part in message.parts
+                if isinstance(part, ToolReturnPart)
+            ],
+        }
+    )
+    if MODE == 'start' and str(step + 1) == (WORK / 'kill_at').read_text().strip():
+        os.kill(os.getpid(), signal.SIGKILL)  # a crash: nothing after this point is recorded or cleaned up
+    return ModelResponse(parts=list(SCRIPT[step]))
+
+
+agent = Agent(
+    FunctionModel(respond),
+    name='trip',
+    capabilities=[Skills(WORK / 'skills', skills=[weather]), DBOSDurability(), SkillSteps()],
+)
+
+
+@DBOS.workflow()
+async def plan_trip(prompt: str) -> list[str]:
+    result = await agent.run(prompt)
+    return [result.output]
+
+
+def skill_file_reads(event: str, args: tuple[Any, ...]) -> None:
+    """Audit hook: every `SKILL.md` opened once the agent is built (no replay may read one)."""
+    if event == 'open' and str(args[0]).endswith('SKILL.md'):
+        with (WORK / 'skill_reads.log').open('a') as log:
+            log.write(f'{args[0]}\n')
+
+
+async def main() -> None:
+    config: DBOSConfig = {
+        'name': 'skillshelf-durable-test',
+        'system_database_url': f'sqlite:///{WORK / "dbos.sqlite"}',
+        'log_level': 'WARNING',
+    }
+    DBOS(config=config)
+    sys.addaudithook(skill_file_reads)
+    if MODE == 'start':
+        DBOS.launch()
+        with SetWorkflowID(WORKFLOW_ID):
+            await plan_trip('Plan a trip to Lisbon.')
+        raise SystemExit('the scripted model did not kill the process')
+    DBOS.launch()  # recovers the workflow the killed process left pending
+    handle = await DBOS.retrieve_workflow_async(WORKFLOW_ID)
+    output = await handle.get_result()
+    steps = await DBOS.list_workflow_steps_async(WORKFLOW_ID)
+    names = [step['function_name'] for step in steps]
+    print(json.dumps({'output': output, 'seen': seen, 'steps': names, 'pid': os.getpid()}))
+    DBOS.destroy()
+
+
+if __name__ == '__main__':
+    import asyncio
+
+    asyncio.run(main())
