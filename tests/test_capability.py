@@ -253,7 +253,12 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
                         'name': {
                             'description': "The skill's exact name, from the catalog or `search_skills`.",
                             'type': 'string',
-                        }
+                        },
+                        'arguments': {
+                            'default': '',
+                            'description': "The skill's arguments, if it takes any.",
+                            'type': 'string',
+                        },
                     },
                     'required': ['name'],
                     'type': 'object',

@@ -2,7 +2,7 @@
 
 from .capability.catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
 from .capability.meta_tools import SkillMatch
-from .capability.skills import DEFAULT_ID, Skills, import_skills
+from .capability.skills import DEFAULT_ID, SkillCommand, Skills, import_skills, loaded_skills
 from .discovery import SkippedSkill
 from .errors import ResourceError, ScriptError, SkillConflictError, SkillError, SkillFormatError, SkillWarning
 from .library import SkillLibrary
@@ -31,6 +31,7 @@ __all__ = (
     'SearchHit',
     'SemanticUnavailableError',
     'Skill',
+    'SkillCommand',
     'SkillConflictError',
     'SkillError',
     'SkillFormatError',
@@ -42,5 +43,6 @@ __all__ = (
     'SkippedSkill',
     'SourceSkills',
     'import_skills',
+    'loaded_skills',
     'render_catalog',
 )

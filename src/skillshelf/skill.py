@@ -259,6 +259,23 @@ class Skill(Generic[AgentDepsT]):
         return ()
 
     @property
+    def user_invocable(self) -> bool:
+        """Whether a user may invoke the skill with `/name` (frontmatter `user-invocable`, default true)."""
+        return self.metadata.get('user-invocable') is not False
+
+    @property
+    def model_invocable(self) -> bool:
+        """Whether the model may find and load the skill; `disable-model-invocation: true` keeps it out of the
+        catalog, search and `load_skill`, for a user to invoke only."""
+        return self.metadata.get('disable-model-invocation') is not True
+
+    @property
+    def argument_hint(self) -> str | None:
+        """What the skill expects as arguments, for a UI (frontmatter `argument-hint`, e.g. `'[version]'`)."""
+        hint = self.metadata.get('argument-hint')
+        return hint if isinstance(hint, str) else None
+
+    @property
     def keywords(self) -> str:
         """Extra search text an author declared: `keywords`, `tags`, `triggers` and `when_to_use`."""
         parts: list[str] = []

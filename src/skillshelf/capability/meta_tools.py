@@ -22,6 +22,7 @@ from ..errors import ResourceError, SkillFormatError
 from ..library import SkillLibrary
 from ..scripts.runner import expand_skill_dir
 from ..skill import Skill
+from .arguments import substitute_arguments
 from .history import meta_tool_tag, state_change
 
 MAX_QUERY_CHARACTERS = 1000
@@ -71,34 +72,26 @@ def build_meta_toolset(
         query = ' '.join(query.split())[:MAX_QUERY_CHARACTERS]
         if not query:
             return 'The query is empty: describe the task in a few words, e.g. "convert a CSV file to a chart".'
-        hits = library.search(query, max(1, min(limit, MAX_SEARCH_LIMIT)))
+        limit = max(1, min(limit, MAX_SEARCH_LIMIT))
+        # Skills only a user may invoke are left out; a wider search keeps `limit` results when some are.
+        found = library.search(query, limit + MAX_SEARCH_LIMIT)
+        hits = [hit for hit in found if library.skills[hit.name].model_invocable][:limit]
         if not hits:
             return f'No skill matches {shown(query)}. Try other words for the task, or carry on without a skill.'
         return [_match(library.skills[hit.name], hit.score) for hit in hits]
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'load'))
-    def load_skill(name: str) -> ToolReturn | str:
+    def load_skill(name: str, arguments: str = '') -> ToolReturn | str:
         """Load a skill: returns its instructions and files, and unlocks its tools from your next response on.
 
         Args:
             name: The skill's exact name, from the catalog or `search_skills`.
+            arguments: The skill's arguments, if it takes any.
         """
         skill = library.get(name)
-        if skill is None:
+        if skill is None or not skill.model_invocable:
             return unknown_skill_message(library, name)
-        try:
-            instructions = skill.load_instructions()
-            resources = skill.list_resources()
-            if skill_dir is not None and skill.folder is not None:
-                instructions = expand_skill_dir(instructions, skill_dir(skill.folder))
-        except (SkillFormatError, OSError) as error:
-            # The problem only, not the absolute path: the model needs no map of the host's file system.
-            problem = error.problem if isinstance(error, SkillFormatError) else (error.strerror or 'unreadable')
-            return f'The skill {name!r} can no longer be read ({problem}). Use another skill or carry on without it.'
-        return ToolReturn(
-            _loaded_text(skill, instructions, resources, skill.name in with_tools),
-            metadata=state_change(capability_id, 'load', name),
-        )
+        return load_reply(library, capability_id, name, with_tools, skill_dir, arguments)
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'unload'))
     def unload_skill(name: str) -> ToolReturn | str:
@@ -133,6 +126,33 @@ def build_meta_toolset(
             return f'Cannot read {shown(path)} from {name!r}: {error}. {available}'
 
     return toolset
+
+
+def load_reply(
+    library: SkillLibrary,
+    capability_id: str,
+    name: str,
+    with_tools: set[str],
+    skill_dir: Callable[[Path], str] | None = None,
+    arguments: str = '',
+) -> ToolReturn | str:
+    """What loading the skill `name` (in `library`) returns: its instructions with `arguments` substituted, its
+    files and tools, and the record of the load; or why it cannot be read."""
+    skill = library.skills[name]
+    try:
+        instructions = skill.load_instructions()
+        resources = skill.list_resources()
+        if skill_dir is not None and skill.folder is not None:
+            instructions = expand_skill_dir(instructions, skill_dir(skill.folder))
+    except (SkillFormatError, OSError) as error:
+        # The problem only, not the absolute path: the model needs no map of the host's file system.
+        problem = error.problem if isinstance(error, SkillFormatError) else (error.strerror or 'unreadable')
+        return f'The skill {name!r} can no longer be read ({problem}). Use another skill or carry on without it.'
+    instructions = substitute_arguments(instructions, arguments)
+    return ToolReturn(
+        _loaded_text(skill, instructions, resources, skill.name in with_tools),
+        metadata=state_change(capability_id, 'load', name),
+    )
 
 
 def unknown_skill_message(library: SkillLibrary, name: str) -> str:

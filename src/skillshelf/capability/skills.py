@@ -11,7 +11,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 from pydantic_ai import ApprovalRequired, ModelRetry, RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler, durable_operation
-from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.messages import ModelMessage, ToolCallPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
@@ -31,8 +31,9 @@ from .approval import Preapproval, script_command
 from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
 from .durable import in_durable_workflow, off_event_loop
 from .history import loaded_from_history, revealed_from_history, skill_tool_tag, tag_of
+from .invocation import SkillCommand, invocation_messages, parse_invocation
 from .lazy_toolset import LazyToolset
-from .meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, build_meta_toolset, unknown_skill_message
+from .meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, build_meta_toolset, load_reply, unknown_skill_message
 from .refusals import (
     describe_problems,
     explain_hidden_tool_refusals,
@@ -44,7 +45,7 @@ from .refusals import (
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset, script_runner
 from .state import LoadState
 
-__all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'Skills', 'import_skills')
+__all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'SkillCommand', 'Skills', 'import_skills', 'loaded_skills')
 
 DEFAULT_ID = 'skillshelf'
 """The capability id unless you pass another; one `Skills` per agent merges into it."""
@@ -193,7 +194,11 @@ class Skills(AbstractCapability[AgentDepsT]):
         return self._toolset
 
     def _render_catalog(self) -> str:
-        entries = [CatalogEntry(skill.name, skill.description) for skill in self.library.skills.values()]
+        entries = [
+            CatalogEntry(skill.name, skill.description)
+            for skill in self.library.skills.values()
+            if skill.model_invocable  # `disable-model-invocation: true`: a skill for users to invoke only
+        ]
         return render_catalog(entries, self.catalog_budget)
 
     def _check_options(self) -> None:
@@ -248,6 +253,28 @@ class Skills(AbstractCapability[AgentDepsT]):
         """In a durable workflow, the recorded library check: keep only the loads the library had when it ran."""
         if self._check_in_run:
             self._state.loaded[:] = await self._refresh_library(ctx, list(self._state.loaded))
+        self._invoke_from_prompt(ctx)
+
+    def _invoke_from_prompt(self, ctx: RunContext[AgentDepsT]) -> None:
+        """A prompt such as `/release-notes v2.1` loads that skill now, recorded in the history like a model's load
+        (see `invocation`), so its instructions are in the model's first request."""
+        parsed = parse_invocation(ctx.prompt)
+        skill = self.library.get(parsed[0]) if parsed is not None else None
+        if parsed is None or skill is None or not skill.user_invocable:
+            return
+        name, arguments = parsed
+        reply = load_reply(self.library, self.capability_id, name, self._with_tools, self._skill_dir, arguments)
+        ctx.enqueue(*invocation_messages(f'{self.capability_id}-invoke-{ctx.run_id}', name, arguments, reply))
+        if not isinstance(reply, str) and name not in self._state.loaded:
+            self._state.loaded.append(name)
+
+    def commands(self) -> list[SkillCommand]:
+        """The skills a user may invoke with `/name` (or `$name`), in catalog order: for a chat UI's autocomplete."""
+        return [
+            SkillCommand(skill.name, skill.description, skill.argument_hint)
+            for skill in self.library.skills.values()
+            if skill.user_invocable
+        ]
 
     @property
     def _skill_dir(self) -> Callable[[Path], str] | None:
@@ -417,6 +444,12 @@ class Skills(AbstractCapability[AgentDepsT]):
             then = 'run its scripts' if operation == 'run' else 'read its files'
             return f'The skill {name!r} is not loaded: call `load_skill` with {name!r} first, then {then}.'
         return await handler(args)
+
+
+def loaded_skills(messages: Sequence[ModelMessage], capability_id: str = DEFAULT_ID) -> list[str]:
+    """The skills a conversation has loaded at its end, in load order: pass a finished run's `all_messages()`, or a
+    stored history before continuing it. `capability_id` is the `id` of the `Skills` that loaded them."""
+    return loaded_from_history(messages, capability_id)
 
 
 def import_skills(path: str) -> list[Skill[Any]]:
