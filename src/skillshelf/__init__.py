@@ -2,7 +2,8 @@
 
 from .capability.catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
 from .capability.meta_tools import SkillMatch
-from .capability.skills import DEFAULT_ID, SkillCommand, Skills, import_skills, loaded_skills
+from .capability.options import import_skills
+from .capability.skills import DEFAULT_ID, SkillCommand, Skills, loaded_skills
 from .discovery import SkippedSkill
 from .errors import ResourceError, ScriptError, SkillConflictError, SkillError, SkillFormatError, SkillWarning
 from .library import SkillLibrary

@@ -27,14 +27,49 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import PurePosixPath
+from typing import Any, cast
 
-__all__ = ('Preapproval', 'script_command')
+from pydantic_ai.messages import ToolCallPart
+
+from ..errors import ResourceError
+from ..library import SkillLibrary
+from ..resources import safe_relative_path
+from .script_tool import SCRIPT_TOOL_NAME
+
+__all__ = ('Preapproval', 'preapproving_skill', 'script_command', 'script_command_of')
 
 _INTERPRETERS = {'.py': 'python', '.sh': 'bash', '.bash': 'bash', '.js': 'node', '.mjs': 'node', '.cjs': 'node'}
 _INTERPRETER_SPELLINGS = {'python3': 'python', 'sh': 'bash'}
 _PATH_PREFIXES = ('${CLAUDE_SKILL_DIR}/', '${SKILL_DIR}/', './')
 _BASH_RULE = re.compile(r'Bash(?:\((?P<rule>.*)\))?', re.DOTALL)
-_SCRIPT_TOOL = 'run_skill_script'
+
+
+def preapproving_skill(call: ToolCallPart, loaded: Sequence[str], library: SkillLibrary) -> str | None:
+    """The loaded skill whose `allowed-tools` pre-approves `call`: for a script run, the script's own skill."""
+    args = call.args_as_dict()
+    if call.tool_name == SCRIPT_TOOL_NAME:
+        name, command = args.get('name'), script_command_of(args)
+        if not isinstance(name, str) or name not in loaded or command is None:
+            return None
+        return name if _preapproval(library, name).approves_script(command) else None
+    return next((name for name in loaded if _preapproval(library, name).approves_tool(call.tool_name)), None)
+
+
+def script_command_of(args: dict[str, Any]) -> str | None:
+    """A `run_skill_script` call's command line, or `None` when its script path is not a safe relative path."""
+    script, arguments = args.get('script'), cast('object', args.get('args') or [])
+    if not isinstance(script, str) or not isinstance(arguments, list):
+        return None
+    try:
+        relative = safe_relative_path(script).as_posix()
+    except ResourceError:
+        return None
+    return script_command(relative, [str(argument) for argument in cast('list[object]', arguments)])
+
+
+def _preapproval(library: SkillLibrary, name: str) -> Preapproval:
+    skill = library.get(name)
+    return Preapproval(skill.allowed_tools if skill is not None else ())
 
 
 def script_command(script: str, args: Sequence[str]) -> str:
@@ -56,7 +91,7 @@ class Preapproval:
 
     def approves_script(self, command: str) -> bool:
         """Whether running the skill's script as `command` (see `script_command`) is pre-approved."""
-        if self.approves_tool(_SCRIPT_TOOL):
+        if self.approves_tool(SCRIPT_TOOL_NAME):
             return True
         interpreter, _, without_interpreter = command.partition(' ')
         candidates = (command, without_interpreter) if interpreter in _INTERPRETERS.values() else (command,)

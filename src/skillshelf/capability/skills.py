@@ -16,24 +16,23 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
-from .._imports import import_object
-from ..errors import ResourceError, SkillError
+from ..errors import SkillError
 from ..library import SkillLibrary, check_tool_names
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.ranker import SearchMode
 from ..ranking.semantic import Encoder
-from ..resources import safe_relative_path
 from ..scripts.runner import ScriptRunner
 from ..skill import Skill
 from ..sources.base import SkillSource
 from ..sources.spec import SourceSpec, resolve_sources
-from .approval import Preapproval, script_command
+from .approval import preapproving_skill, script_command_of
 from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
 from .durable import in_durable_workflow, off_event_loop
 from .history import loaded_from_history, revealed_from_history, skill_tool_tag, tag_of
 from .invocation import SkillCommand, invocation_messages, parse_invocation
 from .lazy_toolset import LazyToolset
 from .meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, build_meta_toolset, load_reply, unknown_skill_message
+from .options import directory_list, import_encoder, resolve_skills, skill_list
 from .refusals import (
     describe_problems,
     explain_hidden_tool_refusals,
@@ -45,7 +44,7 @@ from .refusals import (
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset, script_runner
 from .state import LoadState
 
-__all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'SkillCommand', 'Skills', 'import_skills', 'loaded_skills')
+__all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'SkillCommand', 'Skills', 'loaded_skills')
 
 DEFAULT_ID = 'skillshelf'
 """The capability id unless you pass another; one `Skills` per agent merges into it."""
@@ -129,18 +128,18 @@ class Skills(AbstractCapability[AgentDepsT]):
         self.id = self.id or DEFAULT_ID
         self._check_options()
         self._runner = script_runner(self.scripts)
-        skills = _resolve_skills(self.skills)
-        encoder = _import_encoder(self.encoder) if isinstance(self.encoder, str) else self.encoder
+        skills = resolve_skills(self.skills)
+        encoder = import_encoder(self.encoder) if isinstance(self.encoder, str) else self.encoder
         self.library = SkillLibrary.build(
             skills,
-            _directories(self.directories, 'directories'),
+            directory_list(self.directories, 'directories'),
             strict=self.strict,
             reserved_tool_names=RESERVED_TOOL_NAMES,
             search=self.search,
             encoder=encoder,
             lexical_weight=self.lexical_weight,
             allow_hard_links=self.allow_hard_links,
-            trusted_directories=_directories(self.trusted_directories, 'trusted_directories'),
+            trusted_directories=directory_list(self.trusted_directories, 'trusted_directories'),
             sources=resolve_sources(self.sources),
         )
         self.search = self.library.search_mode
@@ -175,13 +174,13 @@ class Skills(AbstractCapability[AgentDepsT]):
         parts = cast('Sequence[Skills[AgentDepsT]]', capabilities)
         return replace(
             parts[-1],
-            directories=[directory for part in parts for directory in _directories(part.directories, 'directories')],
+            directories=[directory for part in parts for directory in directory_list(part.directories, 'directories')],
             trusted_directories=[
                 directory
                 for part in parts
-                for directory in _directories(part.trusted_directories, 'trusted_directories')
+                for directory in directory_list(part.trusted_directories, 'trusted_directories')
             ],
-            skills=cast('list[str]', [skill for part in parts for skill in _skill_list(part.skills)]),
+            skills=cast('list[str]', [skill for part in parts for skill in skill_list(part.skills)]),
             sources=[source for part in parts for source in resolve_sources(part.sources)],
         )
 
@@ -372,7 +371,7 @@ class Skills(AbstractCapability[AgentDepsT]):
             and tag.get('meta') == 'run'
             and not ctx.tool_call_approved
             and args.get('name') in self._state.loaded
-            and (command := _script_command(args)) is not None  # else the tool refuses the path
+            and (command := script_command_of(args)) is not None  # else the tool refuses the path
         ):
             raise ApprovalRequired(metadata={'skill': args['name'], 'command': command})
         return args
@@ -385,26 +384,10 @@ class Skills(AbstractCapability[AgentDepsT]):
         approvals: dict[str, ToolApproved] = {}
         answered_by: dict[str, str] = {}
         for call in requests.approvals:
-            if (skill := self._preapproving_skill(call)) is not None:
+            if (skill := preapproving_skill(call, self._state.loaded, self.library)) is not None:
                 approvals[call.tool_call_id] = ToolApproved()
                 answered_by[call.tool_call_id] = f'allowed-tools of skill {skill!r}'
         return requests.build_results(approvals=approvals, answered_by=answered_by) if approvals else None
-
-    def _preapproving_skill(self, call: ToolCallPart) -> str | None:
-        """The loaded skill whose `allowed-tools` pre-approves `call`: for a script run, the script's own skill."""
-        args = call.args_as_dict()
-        if call.tool_name == SCRIPT_TOOL_NAME:
-            name, command = args.get('name'), _script_command(args)
-            if not isinstance(name, str) or name not in self._state.loaded or command is None:
-                return None
-            return name if self._preapproval(name).approves_script(command) else None
-        return next(
-            (name for name in self._state.loaded if self._preapproval(name).approves_tool(call.tool_name)), None
-        )
-
-    def _preapproval(self, name: str) -> Preapproval:
-        skill = self.library.get(name)
-        return Preapproval(skill.allowed_tools if skill is not None else ())
 
     def _is_meta(self, tool_def: ToolDefinition) -> bool:
         tag = tag_of(tool_def, self.capability_id)
@@ -452,69 +435,11 @@ def loaded_skills(messages: Sequence[ModelMessage], capability_id: str = DEFAULT
     return loaded_from_history(messages, capability_id)
 
 
-def import_skills(path: str) -> list[Skill[Any]]:
-    """Import the `Skill` (or list of skills) named by `'package.module:attribute'`.
-
-    Raises:
-        SkillError: the path is malformed, cannot be imported, or does not name skills.
-    """
-    target = import_object(path, 'skill')
-    if isinstance(target, Skill):
-        return [cast('Skill[Any]', target)]
-    if isinstance(target, (list, tuple)):
-        items = cast('Sequence[object]', target)  # pyright: ignore[reportUnknownArgumentType]
-        if all(isinstance(item, Skill) for item in items):
-            return cast('list[Skill[Any]]', list(items))
-    kind = type(target).__name__  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-    raise SkillError(f'{path!r} is a {kind}, not a Skill or a list of skills')
-
-
-def _resolve_skills(value: object) -> list[Skill[Any]]:
-    skills: list[Skill[Any]] = []
-    for item in _skill_list(value):
-        skills.extend(import_skills(item) if isinstance(item, str) else [item])
-    return skills
-
-
-def _skill_list(value: object) -> list[Skill[Any] | str]:
-    if isinstance(value, (str, Skill)):
-        return [cast('Skill[Any] | str', value)]
-    if isinstance(value, (list, tuple)) and all(
-        isinstance(item, (str, Skill)) for item in cast('Sequence[Any]', value)
-    ):
-        return list(cast('Sequence[Skill[Any] | str]', value))
-    raise SkillError(f'the `skills` option of Skills must be skills or import paths (strings), not {value!r}')
-
-
-def _directories(value: object, option: str) -> list[str | Path]:
-    if isinstance(value, (str, Path)):
-        return [value]
-    if isinstance(value, (list, tuple)) and all(isinstance(item, (str, Path)) for item in cast('Sequence[Any]', value)):
-        return list(cast('Sequence[str | Path]', value))
-    raise SkillError(f'the `{option}` option of Skills must be a string or a list of strings, not {value!r}')
-
-
-def _import_encoder(path: str) -> Encoder:
-    return cast('Encoder', import_object(path, 'encoder'))  # checked for being callable when the library is built
-
-
 def _skill_toolset(skill: Skill[AgentDepsT], capability_id: str) -> AbstractToolset[AgentDepsT]:
     """A skill's tools, tagged with it; a toolset that lists its tools only when it runs (an MCP server, say) is
     started only in runs that load the skill."""
     tagged = skill.toolset.with_metadata(**skill_tool_tag(capability_id, skill.name))
     return tagged if skill.tools_known else LazyToolset(tagged, capability_id, skill.name)
-
-
-def _script_command(args: dict[str, Any]) -> str | None:
-    """A `run_skill_script` call's command line, or `None` when its script path is not a safe relative path."""
-    script, arguments = args.get('script'), cast('object', args.get('args') or [])
-    if not isinstance(script, str) or not isinstance(arguments, list):
-        return None
-    try:
-        relative = safe_relative_path(script).as_posix()
-    except ResourceError:
-        return None
-    return script_command(relative, [str(argument) for argument in cast('list[object]', arguments)])
 
 
 def _count_tools(skills: Iterable[Skill[Any]]) -> int:

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._text import one_line
-from ..capability.skills import import_skills
+from ..capability.options import import_skills
 from ..lint import SkillReport, lint_directories
 from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory
 from ..skill import Skill

@@ -12,7 +12,8 @@ from typing import Annotated, Any
 import typer
 
 from ..capability.catalog import DEFAULT_CATALOG_BUDGET
-from ..capability.skills import RESERVED_TOOL_NAMES, Skills, import_skills
+from ..capability.options import import_skills
+from ..capability.skills import RESERVED_TOOL_NAMES, Skills
 from ..errors import SkillError, SkillWarning
 from ..library import SkillLibrary
 from ..ranking.ranker import SearchMode
