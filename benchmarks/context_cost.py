@@ -31,8 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import Doc, fmt, machine, markdown_table, trigger_sets, write_json, write_skill_folders
+from _common import Doc, fmt, machine, markdown_table, slug, trigger_sets, write_json, write_skill_folders
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import AbstractCapability, Capability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from scale import scaled_docs
@@ -85,6 +86,26 @@ def run_worker(directory: Path, cache: Path, *, auto_reload: bool = True) -> dic
 def worker(directory: Path, *, auto_reload: bool) -> dict[str, Any]:
     seconds, requests, search_result = run_agent(directory, auto_reload=auto_reload)
     return {'seconds': seconds, 'requests': requests, 'search_result_chars': len(search_result)}
+
+
+def deferred_capabilities(docs: list[Doc]) -> int:
+    """The first request of pydantic-ai's own answer: one `Capability(defer_loading=True)` per skill, each with its
+    description and body, loaded with the built-in `load_capability` tool."""
+    seen: list[dict[str, int]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(request_chars(info))
+        return ModelResponse(parts=[TextPart('done')])
+
+    names = [slug(doc.name) for doc in docs]
+    ids = [f'{name}_{n}' if name in names[:n] else name for n, name in enumerate(names)]  # names repeat across sources
+    capabilities: list[AbstractCapability[None]] = [
+        Capability[None](id=capability_id, description=' '.join(doc.description.split()), instructions=doc.body,
+                         defer_loading=True)
+        for capability_id, doc in zip(ids, docs, strict=True)
+    ]  # fmt: skip
+    Agent(FunctionModel(respond), deps_type=type(None), capabilities=capabilities).run_sync('Help me with a task.')
+    return seen[0]['total']
 
 
 def everything_in_context(docs: list[Doc]) -> dict[str, int]:
@@ -140,6 +161,7 @@ def main() -> None:
             'second_request_chars': second['total'],
             'search_result_chars': result_chars,
             **everything_in_context(docs),
+            **({'deferred_capabilities_chars': deferred_capabilities(docs)} if size <= len(pooled) else {}),
             'construct_run_cold_s': statistics.median(run['seconds'] for run in colds),
             'construct_run_cold_runs_s': [run['seconds'] for run in colds],
             'construct_run_warm_s': statistics.median(warm_s),
@@ -157,12 +179,15 @@ def main() -> None:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    header = ['skills', 'first request chars', '≈ tokens', 'instructions', 'tool defs', 'search result chars',
+    header = ['skills', 'first request chars', '≈ tokens', 'instructions', 'tool defs',
+              "pydantic-ai's deferred capabilities", 'search result chars',
               'all in catalog chars', 'tool per skill chars', 'construct+run cold s', 'cold runs s', 'warm s',
               'warm s, auto_reload off']  # fmt: skip
     body = [
         [f'{r["size"]:,}', f'{r["first_request_chars"]:,}', f'{r["first_request_tokens_est"]:,.0f}',
-         f'{r["instructions_chars"]:,}', f'{r["tool_definitions_chars"]:,}', f'{r["search_result_chars"]:,}',
+         f'{r["instructions_chars"]:,}', f'{r["tool_definitions_chars"]:,}',
+         f'{r["deferred_capabilities_chars"]:,}' if 'deferred_capabilities_chars' in r else '–',
+         f'{r["search_result_chars"]:,}',
          f'{r["catalog_chars"]:,}', f'{r["tool_per_skill_chars"]:,}', fmt(r['construct_run_cold_s'], 2),
          ' / '.join(fmt(t, 2) for t in r.get('construct_run_cold_runs_s', [])) or '–',
          fmt(r['construct_run_warm_s'], 2), fmt(r.get('construct_run_warm_no_reload_s', float('nan')), 2)]

@@ -207,8 +207,7 @@ def test_catalog_is_the_same_on_every_request(make_script: Callable[..., Script]
 
     assert len({request.instructions for request in script.requests}) == 1
     assert script.requests[0].instructions == snapshot("""\
-You have 2 skills: instructions and tools you can load when a task needs them.
-Call `search_skills` to find skills, `load_skill` to read a skill and unlock its tools (usable from your next response), `read_skill_resource` for its files, and `unload_skill` when you are done with it.
+You have 2 skills: instructions and tools you load with `load_skill` when a task needs one. `search_skills` finds skills by task.
 
 - weather: Current weather, forecasts and alerts for a city.
 - currency: Convert amounts between currencies at the current exchange rate.\
@@ -227,17 +226,17 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
     assert seen == snapshot(
         {
             'search_skills': (
-                'Find skills for a task. Returns the best matches, best first, with a relevance score from 0 to 1.',
+                'Find skills for a task: the best matches first, each scored from 0 to 1.',
                 {
                     'additionalProperties': False,
                     'properties': {
                         'query': {
-                            'description': 'What you need to do, in a few words (e.g. "fill a PDF form").',
+                            'description': 'The task in a few words, e.g. "fill a PDF form".',
                             'type': 'string',
                         },
                         'limit': {
                             'default': 5,
-                            'description': 'How many results to return, at most 20.',
+                            'description': 'At most 20.',
                             'type': 'integer',
                         },
                     },
@@ -246,17 +245,18 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
                 },
             ),
             'load_skill': (
-                'Load a skill: returns its instructions and files, and unlocks its tools from your next response on.',
+                'Load a skill: returns its instructions and files; its tools work from your next response.',
                 {
                     'additionalProperties': False,
                     'properties': {
                         'name': {
-                            'description': "The skill's exact name, from the catalog or `search_skills`.",
+                            'description': "A skill's name, from the catalog or `search_skills`.",
                             'type': 'string',
+                            'enum': ['weather'],
                         },
                         'arguments': {
                             'default': '',
-                            'description': "The skill's arguments, if it takes any.",
+                            'description': 'Its arguments, if it takes any.',
                             'type': 'string',
                         },
                     },
@@ -265,22 +265,22 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
                 },
             ),
             'unload_skill': (
-                'Unload a skill you no longer need: its tools stop working until you load it again.',
+                'Unload a skill you no longer need: its tools stop working until it is loaded again.',
                 {
                     'additionalProperties': False,
-                    'properties': {'name': {'description': 'The name of a loaded skill.', 'type': 'string'}},
+                    'properties': {'name': {'description': "A loaded skill's name.", 'type': 'string'}},
                     'required': ['name'],
                     'type': 'object',
                 },
             ),
             'read_skill_resource': (
-                'Read a file that belongs to a loaded skill.',
+                'Read a file of a loaded skill.',
                 {
                     'additionalProperties': False,
                     'properties': {
                         'name': {'description': "The skill's name.", 'type': 'string'},
                         'path': {
-                            'description': "The file's path relative to the skill folder, as listed by `load_skill`.",
+                            'description': "The file's path, as `load_skill` lists it.",
                             'type': 'string',
                         },
                     },

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from inline_snapshot import snapshot
 
-from skillshelf import CatalogEntry, render_catalog
+from skillshelf import CatalogEntry, SkillError, Skills, render_catalog
 
-ENTRIES = [CatalogEntry(f'skill-{i:03}', f'Does task number {i} ' + 'with a long explanation ' * 10) for i in range(40)]
+ENTRIES = [CatalogEntry(f'skill-{i:03}', f'Does task number {i} ' + 'with a long explanation ' * 25) for i in range(40)]
 
 
-def test_full_descriptions_when_they_fit_cut_at_a_word_boundary() -> None:
-    text = render_catalog(ENTRIES[:2], budget=10_000)
-    last_line = text.splitlines()[-1]
-    assert last_line.startswith('- skill-001: Does task number 1 with a long explanation')
-    assert last_line.endswith('with a long…')
-    assert len(last_line) <= len('- skill-001: ') + 250
+def test_whole_descriptions_when_they_fit_then_cut_at_a_word_boundary() -> None:
+    whole = render_catalog(ENTRIES[:2], budget=10_000)
+    assert whole.splitlines()[-1] == f'- skill-001: {ENTRIES[1].description.strip()}'
+
+    cut = render_catalog(ENTRIES[:30], budget=10_000).splitlines()[-1]
+    assert cut.startswith('- skill-029: Does task number 29 with a long explanation')
+    assert cut.endswith('with a long…')
+    assert len(cut) <= len('- skill-029: ') + 250
 
 
 def test_shorter_descriptions_then_names_then_a_pointer_as_the_budget_shrinks() -> None:
@@ -38,7 +43,37 @@ def test_the_catalog_is_a_pure_function_of_its_entries() -> None:
 
 
 def test_an_empty_library_still_explains_the_tools() -> None:
-    assert render_catalog([]) == snapshot("""\
-You have 0 skills: instructions and tools you can load when a task needs them.
-Call `search_skills` to find skills, `load_skill` to read a skill and unlock its tools (usable from your next response), `read_skill_resource` for its files, and `unload_skill` when you are done with it.\
+    assert render_catalog([]) == snapshot(
+        'You have 0 skills: instructions and tools you load with `load_skill` when a task needs one. '
+        '`search_skills` finds skills by task.'
+    )
+
+
+def test_when_to_use_joins_the_description_only_in_the_full_form() -> None:
+    entry = CatalogEntry('pdf', 'Fill PDF forms.', {'when_to_use': 'Use when a user sends a PDF form.'})
+    assert render_catalog([entry]).endswith('- pdf: Fill PDF forms. Use when a user sends a PDF form.')
+    shorter = render_catalog([entry, *ENTRIES[:30]], budget=10_000)
+    assert '- pdf: Fill PDF forms.\n' in shorter
+
+
+def test_a_custom_header_and_entry_template_show_the_fields_asked_for() -> None:
+    entries = [
+        CatalogEntry('release-notes', 'Write release notes.', {'argument-hint': '[version]', 'license': 'MIT'}),
+        CatalogEntry('summarise', 'Summarise a text.'),
+    ]
+    text = render_catalog(entries, header='Team skills ({count}):', entry='* {name} {argument-hint} - {description}')
+    assert text == snapshot("""\
+Team skills (2):
+
+* release-notes [version] - Write release notes.
+* summarise - Summarise a text.\
 """)
+
+
+@pytest.mark.parametrize(
+    ('template', 'problem'),
+    [('- {description}', 'must show `{name}`'), ('- {name', 'not a valid template'), ('{0} {name}', 'not a valid')],
+)
+def test_a_broken_entry_template_is_refused_with_the_option_named(template: str, problem: str) -> None:
+    with pytest.raises(SkillError, match=re.escape(problem)):
+        Skills(catalog_entry=template)

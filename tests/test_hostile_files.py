@@ -418,26 +418,22 @@ def test_an_unlistable_library_directory_is_reported(tmp_path: Path) -> None:
     case(AREA, 'library directory without list permission', handling)
 
 
-def test_a_missing_library_directory_is_reported_not_raised(tmp_path: Path) -> None:
-    library, warned = build(tmp_path / 'nowhere')
+def test_a_missing_library_directory_is_an_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(SkillError) as raised:
+        build(tmp_path / 'nowhere')
 
-    assert library.skills == {}
-    assert [problem.problem for problem in library.skipped] == ['the directory does not exist']
-    assert warned == [f'skipped {tmp_path / "nowhere"}: the directory does not exist']
-    with pytest.raises(SkillError, match='the directory does not exist'):
-        build(tmp_path / 'nowhere', strict=True)
-    case(
-        AREA, 'library directory that does not exist', 'warning (error with strict=True): the directory does not exist'
+    assert str(raised.value).startswith(
+        f"the skill directory '{tmp_path / 'nowhere'}' (in `directories`) does not exist"
     )
+    case(AREA, 'library directory that does not exist', f'SkillError at construction: {raised.value}')
 
 
-def test_a_library_path_that_is_a_file_is_reported(tmp_path: Path) -> None:
+def test_a_library_path_that_is_a_file_is_an_error(tmp_path: Path) -> None:
     (tmp_path / 'skills').write_text('not a folder', encoding='utf-8')
 
-    _, warned = build(tmp_path / 'skills')
-
-    assert warned == [f'skipped {tmp_path / "skills"}: it is not a directory']
-    case(AREA, 'a library path that is a file', 'warning (error with strict=True): it is not a directory')
+    with pytest.raises(SkillError, match=r"/skills' \(in `directories`\) is not a directory; fix the path"):
+        build(tmp_path / 'skills')
+    case(AREA, 'a library path that is a file', 'SkillError at construction: ... is not a directory')
 
 
 def test_a_folder_name_that_is_not_utf8_is_skipped_with_a_readable_warning(tmp_path: Path) -> None:

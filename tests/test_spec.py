@@ -48,7 +48,7 @@ def test_yaml_file_spec_accepts_lists_and_options(tmp_path: Path, make_script: C
 model: test
 capabilities:
   - Skills:
-      directories: [{SAMPLE_SKILLS}, {tmp_path / 'absent'}]
+      directories: [{SAMPLE_SKILLS}]
       skills: [skill_fixtures:travel]
       catalog_budget: 400
       search_limit: 2
@@ -57,8 +57,7 @@ capabilities:
         encoding='utf-8',
     )
     script = make_script([call('load_skill', name='currency')], [TextPart('done')])
-    with pytest.warns(UserWarning, match='the directory does not exist'):
-        agent = Agent.from_file(spec_file, custom_capability_types=[Skills], model=script.model())
+    agent = Agent.from_file(spec_file, custom_capability_types=[Skills], model=script.model())
     agent.run_sync('convert 10 EUR')
 
     capability = skills_of(agent)

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from .confusables import skeleton
-from .discovery import Fingerprint, SkippedSkill, discover, fingerprint
+from .discovery import Fingerprint, SkippedSkill
 from .errors import SkillConflictError, SkillError, SkillWarning
+from .locations import LibraryDirectory, directories_fingerprint, library_directories, read_directory
 from .markdown.frontmatter import SKILL_FILE
+from .name_filter import NameFilter, name_patterns
 from .ranking.cache import CACHE_MIN_SKILLS, LibraryCache, library_cache
 from .ranking.embeddings import Embeddings
 from .ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
@@ -66,6 +68,10 @@ class SkillLibrary:
         allow_hard_links: bool = False,
         trusted_directories: Sequence[str | Path] = (),
         sources: Sequence[SkillSource] = (),
+        command_directories: Sequence[str | Path] = (),
+        standard_directories: bool = False,
+        include: str | Sequence[str] = (),
+        exclude: str | Sequence[str] = (),
     ) -> SkillLibrary:
         """Collect Python `skills`, the skills found in `directories`, then those of each of `sources` (see
         [`SkillSource`][skillshelf.SkillSource]).
@@ -75,6 +81,16 @@ class SkillLibrary:
         `skipped` (like `PATH` lookup). Every skipped folder is also emitted as a
         [`SkillWarning`][skillshelf.SkillWarning]. A skill's files with other hard links are refused unless
         `allow_hard_links` (their other names may lie outside the skill folder).
+
+        `command_directories` hold Claude Code command files (`*.md`, each a skill named by its file; see
+        `command_files`); they are read after `directories`. `standard_directories` then adds the usual locations
+        (`.claude/skills`, `.agents/skills`, `.claude/commands` here, then `~/.claude/skills`, `~/.agents/skills`,
+        `~/.codex/skills`, `~/.claude/commands`; see `locations`), each read only if it exists. Relative paths
+        resolve against the working directory when the library is built.
+
+        `include` and `exclude` (names or globs such as `'pdf-*'`) choose the skills kept; a skill both match is
+        left out. Left-out skills are in no catalog, search or tool-name check, and their broken files are not
+        reported; a plain name in `include` that matches no skill gets a warning.
 
         Skills in `trusted_directories` (each one of `directories`) get the Python tools their `SKILL.md`
         declares (`tools:`); importing them runs code, so elsewhere they are loaded without them, with a warning.
@@ -87,22 +103,31 @@ class SkillLibrary:
             SkillConflictError: two Python skills share a name (or names that look alike), a Python skill and a
                 directory skill do, or two skills (or a skill and a meta-tool) expose the same tool name.
             SkillError: with `strict=True`, any skipped folder; a source that cannot be read; or an unknown `search`, an `encoder` that is
-                not callable, a `lexical_weight` outside [0, 1], or a trusted directory not in `directories`.
+                not callable, a `lexical_weight` outside [0, 1], or a trusted directory not in `directories`; a
+                named directory that does not exist; an `include` or `exclude` that is not names.
             SemanticUnavailableError: `search='hybrid'` without an `encoder`, and the `[semantic]` extra is
                 not installed.
         """
         options = SearchOptions(search, encoder, lexical_weight)  # checked before any folder is read
-        library_directories = tuple(Path(directory).expanduser() for directory in directories)
+        selection = NameFilter(name_patterns(include, 'include'), name_patterns(exclude, 'exclude'))
+        if isinstance(directories, (str, Path)):  # one directory, not a sequence of one-letter names
+            directories = [directories]
+        if isinstance(command_directories, (str, Path)):
+            command_directories = [command_directories]
+        read = library_directories(directories, command_directories, standard_directories)
         where = _Sources(
             tuple(skills),
-            library_directories,
+            read,
             frozenset(reserved_tool_names),
             allow_hard_links,
-            _trusted(trusted_directories, library_directories),
+            _trusted(trusted_directories, [directory.path for directory in read if not directory.commands]),
             tuple(sources),
+            selection=selection,
         )
         library = where.collect()
         library._search = options
+        for name in selection.unmatched(library.skills):
+            warnings.warn(SkillWarning(f'`include` names {name!r}, but the library has no such skill'), stacklevel=3)
         for problem in library.skipped:
             if strict:
                 raise SkillError(f'{problem.path}: {problem.problem}')
@@ -139,7 +164,7 @@ class SkillLibrary:
         try:
             fresh = sources.collect()
         except SkillError as error:
-            self._sources = replace(sources, fingerprint=fingerprint(sources.directories))
+            self._sources = replace(sources, fingerprint=directories_fingerprint(sources.directories))
             warnings.warn(
                 SkillWarning(f'the skill directories or sources changed but were not read again: {error}'), stacklevel=2
             )
@@ -251,7 +276,7 @@ class _Sources:
     """Where a library's skills come from, and a signature of the directories when they were last read."""
 
     skills: tuple[Skill[Any], ...]
-    directories: tuple[Path, ...]
+    directories: tuple[LibraryDirectory, ...]
     reserved_tool_names: frozenset[str]
     allow_hard_links: bool = False
     trusted: frozenset[str] = frozenset()
@@ -260,11 +285,13 @@ class _Sources:
     fingerprint: Fingerprint = ()
     versions: tuple[object, ...] = ()
     """Each source's `version()` when it was last read."""
+    selection: NameFilter = field(default_factory=NameFilter)
+    """The skills kept (`include`, `exclude`); the others are dropped as soon as they are read."""
 
     def changed(self) -> bool:
         """Whether a directory or a source changed since they were read; a source whose version cannot be
         checked now counts as unchanged, with a warning."""
-        if self.directories and fingerprint(self.directories) != self.fingerprint:
+        if self.directories and directories_fingerprint(self.directories) != self.fingerprint:
             return True
         for source, version in zip(self.sources, self.versions, strict=True):
             try:
@@ -278,7 +305,7 @@ class _Sources:
         """Read the directories (without warning) into a new library that remembers these sources."""
         by_name: dict[str, Skill[Any]] = {}
         names = _Names()
-        for skill in self.skills:
+        for skill in filter(self._selects, self.skills):
             if (clash := names.clash(skill.name)) is not None:
                 raise SkillConflictError(f'two Python skills are named {_alike(skill.name, clash)}; rename one')
             by_name[skill.name] = skill
@@ -286,11 +313,15 @@ class _Sources:
         # Discovery looks at each file before reading it, so a change during the read triggers another.
         signature: list[object] = []
         for directory in self.directories:
-            trusted = os.path.realpath(directory) in self.trusted
-            found = discover(directory, allow_hard_links=self.allow_hard_links, trusted=trusted)
+            trusted = os.path.realpath(directory.path) in self.trusted
+            found = read_directory(directory, allow_hard_links=self.allow_hard_links, trusted=trusted)
             signature.extend(found.fingerprint)
-            skipped.extend(found.skipped)
-            for skill in found.skills:
+            skipped.extend(
+                problem
+                for problem in found.skipped  # a problem with the directory itself is always reported
+                if problem.path == directory.path or self.selection.selects(_entry_name(problem.path))
+            )
+            for skill in filter(self._selects, found.skills):
                 _add_directory_skill(by_name, names, skipped, skill)
         versions: list[object] = []
         for source in self.sources:
@@ -300,12 +331,15 @@ class _Sources:
             except Exception as error:  # the source's own code, or a server: say which source failed
                 raise SkillError(f'the skill source {source!r} could not be read: {error}') from error
             skipped.extend(read.skipped)
-            for skill in read.skills:
+            for skill in filter(self._selects, read.skills):
                 _add_directory_skill(by_name, names, skipped, skill)
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
         library = SkillLibrary(by_name, skipped)
         library._sources = replace(self, fingerprint=tuple(signature), versions=tuple(versions))  # pyright: ignore[reportPrivateUsage]
         return library
+
+    def _selects(self, skill: Skill[Any]) -> bool:
+        return self.selection.selects(skill.name)
 
 
 _RANKING = RankingConfig()
@@ -353,6 +387,11 @@ def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, str | None]]
 
 def _folder_name(path: Path) -> str:
     return path.parent.name if path.name == SKILL_FILE else path.name
+
+
+def _entry_name(path: Path) -> str:
+    """The skill name a skipped entry would have had (its folder's, or a command file's), for `include`/`exclude`."""
+    return path.stem if path.suffix == '.md' and path.name != SKILL_FILE else _folder_name(path)
 
 
 class _Names:

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from .._text import one_line
+from ..errors import SkillError
 
-__all__ = ('CatalogEntry', 'render_catalog')
+__all__ = (
+    'DEFAULT_CATALOG_BUDGET',
+    'DEFAULT_CATALOG_ENTRY',
+    'CatalogEntry',
+    'check_catalog_template',
+    'render_catalog',
+)
 
-DEFAULT_CATALOG_BUDGET = 3000
-"""Characters the catalog may use by default; about 750 tokens."""
-_SHORT_DESCRIPTION = 80
-_FULL_DESCRIPTION = 250
+DEFAULT_CATALOG_BUDGET = 8000
+"""Characters the catalog may use by default (about 2,000 tokens): full descriptions for a library of a dozen or
+two typical skills, 250-character ones for a few dozen, names or a pointer to search beyond."""
+DEFAULT_CATALOG_ENTRY = '- {name}: {description}'
+"""How each skill is listed; `{description}` is shortened as the library grows."""
+_DESCRIPTION_WIDTHS = (1024, 250, 80)
+"""Description lengths tried in turn: the Agent Skills maximum (so, in full), then shorter."""
 
 
 @dataclass(frozen=True)
@@ -23,44 +33,77 @@ class CatalogEntry:
     """The skill's name."""
     description: str
     """The skill's description."""
+    fields: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Other text an entry template may show (`when_to_use`, `argument-hint`, any text in the frontmatter)."""
 
 
-def render_catalog(entries: Sequence[CatalogEntry], budget: int = DEFAULT_CATALOG_BUDGET) -> str:
+def render_catalog(
+    entries: Sequence[CatalogEntry],
+    budget: int = DEFAULT_CATALOG_BUDGET,
+    *,
+    header: str | None = None,
+    entry: str = DEFAULT_CATALOG_ENTRY,
+) -> str:
     """Render the catalog within `budget` characters, degrading predictably as the library grows.
 
-    The first form that fits wins: every description (up to 250 characters each), descriptions
-    shortened to 80 characters, names only, and finally just a pointer to `search_skills`.
-    The text depends only on `entries` and `budget`, so it is identical on every request.
+    The first form that fits wins: every entry with its whole description (and its `when_to_use`, if it has
+    one), descriptions cut to 250 characters, then to 80, names only, and finally a pointer to `search_skills`.
+    `header` replaces the opening text (`{count}` becomes the number of skills); `entry` is the template of each
+    line, with `{name}`, `{description}` and the entries' `fields`. The text depends only on its arguments, so it
+    is identical on every request.
     """
-    header = _header(len(entries))
+    opening = _header(len(entries)) if header is None else header.replace('{count}', str(len(entries)))
     if not entries:
-        return header
-    pointer = f'{header}\n\nThe library is too large to list here: call `search_skills` to find skills.'
+        return opening
+    pointer = f'{opening}\n\nThe library is too large to list here: call `search_skills` to find skills.'
     # Every form below lists every name; when the names alone overflow, none fits, and a 100k-skill
-    # library need not render two full listings to find that out.
-    if sum(len(entry.name) + 2 for entry in entries) > budget:
+    # library need not render full listings to find that out.
+    if sum(len(item.name) + 2 for item in entries) > budget:
         return pointer
-    forms = (
-        lambda: _bulleted(entries, _FULL_DESCRIPTION),
-        lambda: _bulleted(entries, _SHORT_DESCRIPTION),
-        lambda: 'Skills: ' + ', '.join(entry.name for entry in entries) + '.',
-    )
-    for form in forms:
-        text = f'{header}\n\n{form()}'
+    for position, width in enumerate(_DESCRIPTION_WIDTHS):
+        text = f'{opening}\n\n' + '\n'.join(_line(item, entry, width, in_full=position == 0) for item in entries)
         if len(text) <= budget:
             return text
-    return pointer
+    names = f'{opening}\n\nSkills: ' + ', '.join(item.name for item in entries) + '.'
+    return names if len(names) <= budget else pointer
+
+
+def check_catalog_template(entry: str) -> None:
+    """Raise a `SkillError` now if `entry` is not a usable entry template, rather than at the first run.
+
+    Raises:
+        SkillError: the template has a format error, or does not show `{name}` (the name to load).
+    """
+    try:
+        _render(entry, {'name': 'x', 'description': 'y'})
+    except (ValueError, IndexError, KeyError, AttributeError) as error:
+        raise SkillError(f'the `catalog_entry` option of Skills is not a valid template ({error}): {entry!r}') from None
+    if '{name}' not in entry:
+        raise SkillError(f'the `catalog_entry` option of Skills must show `{{name}}`, the name to load: {entry!r}')
+
+
+def _line(item: CatalogEntry, template: str, width: int, *, in_full: bool) -> str:
+    description = item.description
+    when = item.fields.get('when_to_use') or item.fields.get('when-to-use')
+    if in_full and when and '{when_to_use}' not in template:
+        description = f'{description} {when}'
+    values = {**item.fields, 'name': item.name, 'description': one_line(description, width)}
+    return ' '.join(_render(template, values).split())  # one line per skill, whatever the fields hold
+
+
+def _render(template: str, values: Mapping[str, str]) -> str:
+    """`template` with `{field}`s from `values`; a field a skill lacks shows as nothing."""
+    return template.format_map(_Blank(values))
+
+
+class _Blank(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return ''
 
 
 def _header(count: int) -> str:
     noun = 'skill' if count == 1 else 'skills'
     return (
-        f'You have {count} {noun}: instructions and tools you can load when a task needs them.\n'
-        'Call `search_skills` to find skills, `load_skill` to read a skill and unlock its tools '
-        '(usable from your next response), `read_skill_resource` for its files, '
-        'and `unload_skill` when you are done with it.'
+        f'You have {count} {noun}: instructions and tools you load with `load_skill` when a task needs one. '
+        '`search_skills` finds skills by task.'
     )
-
-
-def _bulleted(entries: Sequence[CatalogEntry], width: int) -> str:
-    return '\n'.join(f'- {entry.name}: {one_line(entry.description, width)}' for entry in entries)

@@ -1,8 +1,10 @@
 """What `Skills` needs from pydantic-ai's durable execution: whether a run is inside a workflow, and running the
 library check off the event loop the way pydantic-ai runs sync tools.
 
-Under a durable engine the per-run library check is a recorded operation (`Skills._check_library`), called once
-the engine dispatches operations (in `before_run`); outside one it runs in `for_run`, in a worker thread.
+Under a durable engine the per-run library check is a recorded operation (`Skills._refresh_library`), called once
+the engine dispatches operations (in `before_run`); outside one it runs in `for_run`, in a worker thread. An engine
+whose operations run on another worker (a Temporal activity) rebuilds the capability there with `for_run` on a
+context that carries no message history (`in_durable_unit`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from typing import Any, TypeVar
 from pydantic_ai import RunContext
 from pydantic_ai._utils import run_in_executor  # pyright: ignore[reportPrivateUsage]
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.durable_exec import BaseDurabilityCapability
+from pydantic_ai.durable_exec import BaseDurabilityCapability, DurableRunContext
 
-__all__ = ('in_durable_workflow', 'off_event_loop')
+__all__ = ('in_durable_unit', 'in_durable_workflow', 'off_event_loop')
 
 T = TypeVar('T')
 
@@ -34,6 +36,12 @@ def in_durable_workflow(ctx: RunContext[Any]) -> bool:
 
     agent.root_capability.apply(visit)
     return any(found)
+
+
+def in_durable_unit(ctx: RunContext[Any]) -> bool:
+    """Whether `ctx` was rebuilt inside a durable unit that runs apart from the workflow (a Temporal activity):
+    it carries the run's deps and ids, but not its message history."""
+    return isinstance(ctx, DurableRunContext)
 
 
 async def off_event_loop(function: Callable[[], T]) -> T:

@@ -63,11 +63,11 @@ def build_meta_toolset(
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'search'))
     def search_skills(query: str, limit: int = default_limit) -> list[SkillMatch] | str:
-        """Find skills for a task. Returns the best matches, best first, with a relevance score from 0 to 1.
+        """Find skills for a task: the best matches first, each scored from 0 to 1.
 
         Args:
-            query: What you need to do, in a few words (e.g. "fill a PDF form").
-            limit: How many results to return, at most 20.
+            query: The task in a few words, e.g. "fill a PDF form".
+            limit: At most 20.
         """
         query = ' '.join(query.split())[:MAX_QUERY_CHARACTERS]
         if not query:
@@ -82,11 +82,11 @@ def build_meta_toolset(
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'load'))
     def load_skill(name: str, arguments: str = '') -> ToolReturn | str:
-        """Load a skill: returns its instructions and files, and unlocks its tools from your next response on.
+        """Load a skill: returns its instructions and files; its tools work from your next response.
 
         Args:
-            name: The skill's exact name, from the catalog or `search_skills`.
-            arguments: The skill's arguments, if it takes any.
+            name: A skill's name, from the catalog or `search_skills`.
+            arguments: Its arguments, if it takes any.
         """
         skill = library.get(name)
         if skill is None or not skill.model_invocable:
@@ -95,10 +95,10 @@ def build_meta_toolset(
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'unload'))
     def unload_skill(name: str) -> ToolReturn | str:
-        """Unload a skill you no longer need: its tools stop working until you load it again.
+        """Unload a skill you no longer need: its tools stop working until it is loaded again.
 
         Args:
-            name: The name of a loaded skill.
+            name: A loaded skill's name.
         """
         if library.get(name) is None:
             return unknown_skill_message(library, name)
@@ -109,11 +109,11 @@ def build_meta_toolset(
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'read'))
     def read_skill_resource(name: str, path: str) -> str:
-        """Read a file that belongs to a loaded skill.
+        """Read a file of a loaded skill.
 
         Args:
             name: The skill's name.
-            path: The file's path relative to the skill folder, as listed by `load_skill`.
+            path: The file's path, as `load_skill` lists it.
         """
         skill = library.get(name)
         if skill is None:

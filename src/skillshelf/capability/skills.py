@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -18,6 +18,7 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from ..errors import SkillError
 from ..library import SkillLibrary, check_tool_names
+from ..name_filter import merged_include, name_patterns
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.ranker import SearchMode
 from ..ranking.semantic import Encoder
@@ -26,8 +27,14 @@ from ..skill import Skill
 from ..sources.base import SkillSource
 from ..sources.spec import SourceSpec, resolve_sources
 from .approval import preapproving_skill, script_command_of
-from .catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_catalog
-from .durable import in_durable_workflow, off_event_loop
+from .catalog import (
+    DEFAULT_CATALOG_BUDGET,
+    DEFAULT_CATALOG_ENTRY,
+    CatalogEntry,
+    check_catalog_template,
+    render_catalog,
+)
+from .durable import in_durable_unit, in_durable_workflow, off_event_loop
 from .history import loaded_from_history, revealed_from_history, skill_tool_tag, tag_of
 from .invocation import SkillCommand, invocation_messages, parse_invocation
 from .lazy_toolset import LazyToolset
@@ -48,6 +55,8 @@ __all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'SkillCommand', 'Skills', 'loade
 
 DEFAULT_ID = 'skillshelf'
 """The capability id unless you pass another; one `Skills` per agent merges into it."""
+NAME_CHOICES_LIMIT = 30
+"""Libraries of at most this many skills list the valid names in `load_skill`'s schema (an enum)."""
 RESERVED_TOOL_NAMES = (*META_TOOL_NAMES, SCRIPT_TOOL_NAME)
 """Tool names no skill may use: the meta-tools, and `run_skill_script` whether or not scripts are enabled."""
 
@@ -76,10 +85,25 @@ class Skills(AbstractCapability[AgentDepsT]):
     sources: SkillSource | SourceSpec | Sequence[SkillSource | SourceSpec] = ()
     """Other places skills come from, after the directories: `SkillSource`s, import paths of them, or in a spec
     `{'package': ...}`, `{'entry_points': ...}`, `{'git': url, 'ref': ...}`, `{'registry': url}`."""
+    command_directories: str | Path | Sequence[str | Path] = ()
+    """Directories of Claude Code command files (`*.md`, each a skill named by its file), read after `directories`."""
+    standard_directories: bool = False
+    """Also read the usual locations that exist: `.claude/skills`, `.agents/skills`, `.claude/commands` here, then
+    `~/.claude/skills`, `~/.agents/skills`, `~/.codex/skills`, `~/.claude/commands` (earlier ones win clashes)."""
+    include: str | Sequence[str] = ()
+    """Names or globs (`'pdf-*'`) of the only skills to offer; empty offers every skill."""
+    exclude: str | Sequence[str] = ()
+    """Names or globs of skills to leave out of the catalog, search and `load_skill`; exclude wins over include."""
     id: str | None = DEFAULT_ID
     """Capability id; also tags the tools and history records this capability owns."""
     catalog_budget: int = DEFAULT_CATALOG_BUDGET
-    """Characters the catalog in the instructions may use; larger libraries degrade to names, then to a pointer."""
+    """Characters the catalog in the instructions may use; larger libraries get shorter descriptions, then names,
+    then a pointer to `search_skills`."""
+    catalog_header: str | None = None
+    """The catalog's opening text instead of the default (`{count}` becomes the number of skills)."""
+    catalog_entry: str = DEFAULT_CATALOG_ENTRY
+    """How the catalog lists each skill: `{name}`, `{description}` and any text field of its frontmatter
+    (`{when_to_use}`, `{argument-hint}`, `{license}`, ...); a field a skill lacks shows as nothing."""
     search_limit: int = 5
     """Default number of `search_skills` results."""
     strict: bool = False
@@ -122,6 +146,8 @@ class Skills(AbstractCapability[AgentDepsT]):
     _state: LoadState = field(default_factory=LoadState, init=False, repr=False, compare=False)
     _runner: ScriptRunner | None = field(default=None, init=False, repr=False, compare=False)
     _with_tools: set[str] = field(default_factory=set[str], init=False, repr=False, compare=False)
+    _name_choices: list[str] | None = field(default=None, init=False, repr=False, compare=False)
+    """The names `load_skill` accepts, listed in its schema for a small library so a model cannot misspell one."""
     """The skills whose toolsets are registered: only theirs are announced on load."""
 
     def __post_init__(self) -> None:
@@ -141,6 +167,10 @@ class Skills(AbstractCapability[AgentDepsT]):
             allow_hard_links=self.allow_hard_links,
             trusted_directories=directory_list(self.trusted_directories, 'trusted_directories'),
             sources=resolve_sources(self.sources),
+            command_directories=directory_list(self.command_directories, 'command_directories'),
+            standard_directories=self.standard_directories,
+            include=self.include,
+            exclude=self.exclude,
         )
         self.search = self.library.search_mode
         self._sync_catalog()
@@ -170,7 +200,8 @@ class Skills(AbstractCapability[AgentDepsT]):
 
     @classmethod
     def combine(cls, capabilities: Sequence[AbstractCapability[AgentDepsT]]) -> AbstractCapability[AgentDepsT]:
-        """Merge several `Skills` with one id into one library: directories and skills in order, options from the last."""
+        """Merge several `Skills` with one id into one library: directories, skills and filters in order (an `include`
+        only if every part has one), options from the last."""
         parts = cast('Sequence[Skills[AgentDepsT]]', capabilities)
         return replace(
             parts[-1],
@@ -182,6 +213,12 @@ class Skills(AbstractCapability[AgentDepsT]):
             ],
             skills=cast('list[str]', [skill for part in parts for skill in skill_list(part.skills)]),
             sources=[source for part in parts for source in resolve_sources(part.sources)],
+            command_directories=[
+                path for part in parts for path in directory_list(part.command_directories, 'command_directories')
+            ],
+            standard_directories=any(part.standard_directories for part in parts),
+            include=merged_include([part.include for part in parts]),
+            exclude=[pattern for part in parts for pattern in name_patterns(part.exclude, 'exclude')],
         )
 
     def get_instructions(self) -> str:
@@ -194,11 +231,11 @@ class Skills(AbstractCapability[AgentDepsT]):
 
     def _render_catalog(self) -> str:
         entries = [
-            CatalogEntry(skill.name, skill.description)
+            CatalogEntry(skill.name, skill.description, _text_fields(skill.metadata))
             for skill in self.library.skills.values()
             if skill.model_invocable  # `disable-model-invocation: true`: a skill for users to invoke only
         ]
-        return render_catalog(entries, self.catalog_budget)
+        return render_catalog(entries, self.catalog_budget, header=self.catalog_header, entry=self.catalog_entry)
 
     def _check_options(self) -> None:
         """Spec values arrive unvalidated, so a mistake is caught here with the option's name."""
@@ -208,7 +245,14 @@ class Skills(AbstractCapability[AgentDepsT]):
                 raise SkillError(f'the `{option}` option of Skills must be a whole number, not {value!r}')
         if not 1 <= self.search_limit <= MAX_SEARCH_LIMIT:
             raise SkillError(f'the `search_limit` option of Skills must be from 1 to {MAX_SEARCH_LIMIT}')
-        for option in ('strict', 'allow_hard_links', 'auto_reload', 'script_approval'):
+        for option in ('include', 'exclude'):
+            name_patterns(getattr(self, option), option)
+        for option in ('catalog_header', 'catalog_entry'):
+            value = getattr(self, option)
+            if not isinstance(value, str) and not (value is None and option == 'catalog_header'):
+                raise SkillError(f'the `{option}` option of Skills must be text, not {value!r}')
+        check_catalog_template(self.catalog_entry)
+        for option in ('strict', 'allow_hard_links', 'auto_reload', 'script_approval', 'standard_directories'):
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(
                     f'the `{option}` option of Skills must be true or false, not {getattr(self, option)!r}'
@@ -236,6 +280,8 @@ class Skills(AbstractCapability[AgentDepsT]):
         stays fixed within a run. In a durable workflow the check is a recorded operation that runs in
         `before_run`, once the engine dispatches operations, so what it finds shows in the catalog from the next run.
         """
+        if in_durable_unit(ctx):
+            return self  # a worker running the recorded check (a Temporal activity): it needs the library only
         durable = in_durable_workflow(ctx)
         if self.auto_reload and not durable and self.library.watches_files:
             await off_event_loop(self.library.refresh)
@@ -286,6 +332,8 @@ class Skills(AbstractCapability[AgentDepsT]):
         if self.library.skills is not self._catalog_skills:
             self._catalog_skills = self.library.skills
             self._catalog = self._render_catalog()
+            loadable = [skill.name for skill in self.library.skills.values() if skill.model_invocable]
+            self._name_choices = loadable if len(loadable) <= NAME_CHOICES_LIMIT else None
 
     def _check_new_tools(self) -> None:
         """Tools added to Python skills since construction must not clash with others (or with a meta-tool)."""
@@ -311,6 +359,8 @@ class Skills(AbstractCapability[AgentDepsT]):
             skill = tag.get('skill') if tag is not None else None
             if tag is not None and 'meta' in tag:
                 forgiven.add(tool_def.name)
+                if tag['meta'] == 'load' and self._name_choices:
+                    tool_def = _with_name_choices(tool_def, self._name_choices)
             if not isinstance(skill, str):
                 visible.append(tool_def)
                 continue
@@ -440,6 +490,19 @@ def _skill_toolset(skill: Skill[AgentDepsT], capability_id: str) -> AbstractTool
     started only in runs that load the skill."""
     tagged = skill.toolset.with_metadata(**skill_tool_tag(capability_id, skill.name))
     return tagged if skill.tools_known else LazyToolset(tagged, capability_id, skill.name)
+
+
+def _with_name_choices(tool_def: ToolDefinition, names: list[str]) -> ToolDefinition:
+    """`load_skill`'s definition with its `name` parameter limited to `names` (a hint: the tool still explains a
+    name outside them)."""
+    schema = tool_def.parameters_json_schema
+    properties = {**schema['properties'], 'name': {**schema['properties']['name'], 'enum': names}}
+    return replace(tool_def, parameters_json_schema={**schema, 'properties': properties})
+
+
+def _text_fields(metadata: Mapping[Any, Any]) -> dict[str, str]:
+    """The frontmatter fields a catalog entry template may show: those holding text."""
+    return {key: value for key, value in metadata.items() if isinstance(key, str) and isinstance(value, str)}
 
 
 def _count_tools(skills: Iterable[Skill[Any]]) -> int:

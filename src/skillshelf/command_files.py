@@ -1,0 +1,218 @@
+"""Claude Code's command files as skills: each `*.md` file in a commands directory (`.claude/commands`) is one skill
+named by its file.
+
+A command file is the body of instructions, optionally after a `---` frontmatter of Claude Code's fields
+(`description`, `argument-hint`, `allowed-tools`, `disable-model-invocation`, ...). Without a `description`, the
+first line of the body describes it, as in Claude Code. Sub-folders group commands (`git/commit.md` is the skill
+`commit`), down to `MAX_COMMAND_DEPTH`. A command has no folder of resources: its text is read whole when the
+directory is read, with the limits of a `SKILL.md` (a bounded read held beneath the directory, the guarded YAML
+loader), and a file that cannot be used is reported in `skipped` with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+
+from ._text import one_line
+from .discovery import Discovery, Fingerprint, SkippedSkill
+from .errors import SkillFormatError
+from .files import (
+    FolderChangedError,
+    HardLinkedFileError,
+    HeldFolder,
+    NotRegularFileError,
+    OutsideFolderError,
+    hold_folder,
+    read_beneath,
+)
+from .markdown import guarded_yaml
+from .markdown.bounded_read import MAX_SKILL_FILE_BYTES
+from .markdown.frontmatter import MAX_DESCRIPTION_LENGTH, MAX_FRONTMATTER_BYTES, name_problem, unencodable_problem
+from .skill import Skill
+
+__all__ = ('COMMAND_SUFFIX', 'MAX_COMMAND_DEPTH', 'commands_fingerprint', 'discover_commands')
+
+COMMAND_SUFFIX = '.md'
+MAX_COMMAND_DEPTH = 3
+"""Sub-folders below a commands directory that are read (`git/commit.md` is one level); deeper ones are reported."""
+
+_DELIMITER = re.compile(r'^---[ \t]*\r?$', re.MULTILINE)
+_FLOW_HINT = re.compile(r'^(argument-hint:[ \t]*)(\[.*)$', re.MULTILINE)
+"""Claude Code's unquoted `argument-hint: [pr-number] [priority]`, which is not YAML: retried quoted."""
+
+
+def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Discovery:
+    """Read the command files in `directory` (see the module's docstring), in sorted order: every `*.md` file is a
+    skill or is reported in `skipped` with the reason; hidden entries and other files are left alone. Sub-folders
+    that are symlinks are not followed (reported), and no read leaves the directory."""
+    found = Discovery(fingerprint=commands_fingerprint(directory))  # looked at before anything is read
+    try:
+        held = hold_folder(os.path.abspath(directory))
+    except OSError:
+        problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
+        found.skipped.append(SkippedSkill(directory, problem))
+        return found
+    files, problems = _walk(held.path)
+    found.skipped.extend(SkippedSkill(Path(path), problem) for path, problem in problems)
+    for parts in files:
+        path = os.path.join(held.path, *parts)
+        try:
+            found.skills.append(_read_command(held, parts, allow_hard_links))
+        except SkillFormatError as error:
+            found.skipped.append(SkippedSkill(Path(path), error.problem))
+    return found
+
+
+def commands_fingerprint(directory: Path) -> Fingerprint:
+    """A cheap signature of a commands directory: one `stat` per folder and per command file (see
+    `discovery.fingerprint`)."""
+    root = os.path.abspath(directory)
+    parts: list[object] = [(root, _stat_key(root))]
+    if os.path.isdir(root):
+        files, _ = _walk(root)
+        parts.extend((os.path.join(*names), _stat_key(os.path.join(root, *names))) for names in files)
+    return tuple(parts)
+
+
+def _walk(root: str) -> tuple[list[tuple[str, ...]], list[tuple[str, str]]]:
+    """The command files beneath `root` (as path parts, sorted) and the entries reported instead of read."""
+    files: list[tuple[str, ...]] = []
+    problems: list[tuple[str, str]] = []
+    pending: list[tuple[str, ...]] = [()]
+    while pending:
+        folder = pending.pop(0)
+        try:
+            with os.scandir(os.path.join(root, *folder)) as scan:
+                entries = sorted((entry for entry in scan if not entry.name.startswith('.')), key=lambda e: e.name)
+        except OSError as error:
+            problems.append((os.path.join(root, *folder), f'cannot list the folder ({error.strerror or error})'))
+            continue
+        for entry in entries:
+            parts = (*folder, entry.name)
+            if entry.is_dir(follow_symlinks=False):
+                if len(parts) > MAX_COMMAND_DEPTH:
+                    problems.append((entry.path, f'command folders nest at most {MAX_COMMAND_DEPTH} deep'))
+                else:
+                    pending.append(parts)
+            elif entry.name.lower().endswith(COMMAND_SUFFIX):
+                files.append(parts)
+            elif entry.is_symlink() and os.path.isdir(entry.path):
+                problems.append((entry.path, 'a symlinked folder in a commands directory is not followed'))
+    return files, problems
+
+
+def _read_command(held: HeldFolder, parts: tuple[str, ...], allow_hard_links: bool) -> Skill[Any]:
+    """The skill of one command file, read beneath the commands directory."""
+    path = os.path.join(held.path, *parts)
+    name = parts[-1][: -len(COMMAND_SUFFIX)]
+    if problem := name_problem(name):
+        raise SkillFormatError(path, f'{problem} (a command is named by its file; rename the file)')
+    fields, body = _split(path, _decoded(path, _read(held, parts, allow_hard_links)))
+    description = fields.pop('description', None)
+    if description is not None and not isinstance(description, str):
+        raise SkillFormatError(path, f'`description` must be a string, not a YAML {type(description).__name__}')
+    description = (description or '').strip() or _first_line(body)
+    if not description:
+        raise SkillFormatError(path, 'the command is empty: it has no description and no instructions')
+    fields.pop('name', None)  # the file names the command, as in Claude Code
+    hint = fields.get('argument-hint')
+    if isinstance(hint, list) and all(isinstance(item, str) for item in cast('list[object]', hint)):  # YAML's `[pr]`
+        fields['argument-hint'] = ' '.join(f'[{item}]' for item in cast('list[str]', hint))
+    skill: Skill[Any] = Skill(name, description, body, metadata=fields)
+    skill._origin = path  # pyright: ignore[reportPrivateUsage]  # named by its file: no folder, no SKILL.md text
+    return skill
+
+
+def _read(held: HeldFolder, parts: tuple[str, ...], allow_hard_links: bool) -> bytes:
+    path = os.path.join(held.path, *parts)
+    try:
+        raw = read_beneath(held, parts, MAX_SKILL_FILE_BYTES + 1, allow_hard_links=allow_hard_links)
+    except OutsideFolderError:
+        raise SkillFormatError(path, 'the file is a symlink to outside its commands directory') from None
+    except HardLinkedFileError:
+        raise SkillFormatError(
+            path,
+            'the file has other hard links, so its content may come from outside the commands directory '
+            '(allow them with the `allow_hard_links` option)',
+        ) from None
+    except NotRegularFileError:
+        raise SkillFormatError(path, 'it is not a regular file') from None
+    except FolderChangedError:
+        raise SkillFormatError(path, 'the commands directory changed while it was read') from None
+    except OSError as error:
+        raise SkillFormatError(path, f'cannot read the file ({error.strerror or error})') from None
+    if len(raw) > MAX_SKILL_FILE_BYTES:
+        raise SkillFormatError(path, f'the file is larger than {MAX_SKILL_FILE_BYTES:,} bytes')
+    return raw
+
+
+def _decoded(path: str, raw: bytes) -> str:
+    try:
+        return raw.decode('utf-8').removeprefix('\ufeff')
+    except UnicodeDecodeError as error:
+        raise SkillFormatError(path, f'the file is not valid UTF-8 (byte {error.start})') from None
+
+
+def _split(path: str, text: str) -> tuple[dict[str, Any], str]:
+    """The frontmatter fields (none without a `---` first line) and the stripped body of a command file's `text`."""
+    opening = _DELIMITER.match(text)
+    if opening is None:
+        return {}, text.strip()
+    closing = _DELIMITER.search(text, opening.end() + 1)
+    if closing is None:
+        raise SkillFormatError(path, 'the frontmatter is not closed by a `---` line')
+    head = text[opening.end() + 1 : closing.start()]
+    if len(head.encode('utf-8')) > MAX_FRONTMATTER_BYTES:
+        raise SkillFormatError(path, f'the frontmatter is larger than {MAX_FRONTMATTER_BYTES:,} bytes')
+    data = _load(path, head)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SkillFormatError(path, f'the frontmatter is a YAML {type(data).__name__}, not a mapping of fields')
+    fields = {str(key): value for key, value in cast('dict[Any, Any]', data).items()}
+    if (problem := unencodable_problem(fields)) is not None:
+        raise SkillFormatError(path, problem)
+    return fields, text[closing.end() :].strip()
+
+
+def _load(path: str, head: str) -> Any:
+    try:
+        return guarded_yaml.load(head)
+    except guarded_yaml.YAMLRefusedError as error:
+        raise SkillFormatError(path, f'the frontmatter is refused: {error}') from None
+    except yaml.YAMLError as error:
+        repaired = _FLOW_HINT.sub(lambda match: f'{match[1]}"{_escaped(match[2].rstrip())}"', head)
+        if repaired != head:
+            try:
+                return guarded_yaml.load(repaired)
+            except Exception:
+                pass  # the original error says more
+        problem = guarded_yaml.yaml_problem(error, first_line=2)
+        raise SkillFormatError(path, f'the frontmatter is not valid YAML ({problem})') from None
+    except Exception as error:  # untrusted YAML: bad dates, huge integers and the like
+        raise SkillFormatError(path, f'the frontmatter has a value YAML cannot convert ({error}); quote it') from None
+
+
+def _escaped(value: str) -> str:
+    return value.replace('\\', '\\\\').replace('"', '\\"')
+
+
+def _first_line(body: str) -> str:
+    """Claude Code's default description: the first line of the instructions, without a heading's `#`s."""
+    for line in body.splitlines():
+        if line := line.strip().lstrip('#').strip():
+            return one_line(line, MAX_DESCRIPTION_LENGTH)
+    return ''
+
+
+def _stat_key(path: str) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_mtime_ns, info.st_size, info.st_ino)
