@@ -48,6 +48,7 @@ from .refusals import (
     sanitized,
     unloaded_tool_message,
 )
+from .reminders import with_reminder
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset, script_runner
 from .state import LoadState
 
@@ -106,6 +107,11 @@ class Skills(AbstractCapability[AgentDepsT]):
     (`{when_to_use}`, `{argument-hint}`, `{license}`, ...); a field a skill lacks shows as nothing."""
     search_limit: int = 5
     """Default number of `search_skills` results."""
+    reminders: int = 0
+    """With each new user prompt, point out up to this many matching skills in a short note at the end of that
+    request (never in the instructions, so the prompt cache holds); 0 adds none."""
+    reminder_threshold: float = 0.6
+    """The score (0 to 1, as `search_skills` reports it) a skill needs to be pointed out by a reminder."""
     strict: bool = False
     """Raise on any broken or shadowed skill folder instead of skipping it with a warning."""
     search: SearchMode = 'lexical'
@@ -239,12 +245,17 @@ class Skills(AbstractCapability[AgentDepsT]):
 
     def _check_options(self) -> None:
         """Spec values arrive unvalidated, so a mistake is caught here with the option's name."""
-        for option in ('catalog_budget', 'search_limit'):
+        for option in ('catalog_budget', 'search_limit', 'reminders'):
             value = getattr(self, option)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise SkillError(f'the `{option}` option of Skills must be a whole number, not {value!r}')
         if not 1 <= self.search_limit <= MAX_SEARCH_LIMIT:
             raise SkillError(f'the `search_limit` option of Skills must be from 1 to {MAX_SEARCH_LIMIT}')
+        threshold = cast('object', self.reminder_threshold)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+            raise SkillError(
+                f'the `reminder_threshold` option of Skills must be a number from 0 to 1, not {threshold!r}'
+            )
         for option in ('include', 'exclude'):
             name_patterns(getattr(self, option), option)
         for option in ('catalog_header', 'catalog_entry'):
@@ -378,9 +389,16 @@ class Skills(AbstractCapability[AgentDepsT]):
     async def before_model_request(
         self, ctx: RunContext[AgentDepsT], request_context: ModelRequestContext
     ) -> ModelRequestContext:
-        """Replace pydantic-ai's "Unknown tool name" for a hidden skill tool with the skill to load."""
+        """Replace pydantic-ai's "Unknown tool name" for a hidden skill tool with the skill to load, and, with
+        `reminders`, point out the skills that match a new user prompt (see `reminders`). Both change the request in
+        the history too, so later requests repeat it as it was sent."""
         previous = ctx.messages[-1] if ctx.messages else None
         rewritten = explain_hidden_tool_refusals(ctx.messages, self._state.owners, set(self._state.loaded))
+        if self.reminders:
+            loaded = self._state.loaded
+            reminded = with_reminder(ctx.messages, self.library, loaded, self.reminders, self.reminder_threshold)
+            if reminded is not None:
+                ctx.messages[-1] = rewritten = reminded
         if rewritten is not None:
             request_context.messages = [
                 rewritten if message is previous else message for message in request_context.messages
