@@ -140,19 +140,35 @@ def load_reply(
     files and tools, and the record of the load; or why it cannot be read."""
     skill = library.skills[name]
     try:
-        instructions = skill.load_instructions()
+        instructions = read_instructions(skill, skill_dir, arguments)
         resources = skill.list_resources()
-        if skill_dir is not None and skill.folder is not None:
-            instructions = expand_skill_dir(instructions, skill_dir(skill.folder))
     except (SkillFormatError, OSError) as error:
-        # The problem only, not the absolute path: the model needs no map of the host's file system.
-        problem = error.problem if isinstance(error, SkillFormatError) else (error.strerror or 'unreadable')
-        return f'The skill {name!r} can no longer be read ({problem}). Use another skill or carry on without it.'
-    instructions = substitute_arguments(instructions, arguments)
+        return unreadable_message(name, error)
     return ToolReturn(
         _loaded_text(skill, instructions, resources, skill.name in with_tools),
         metadata=state_change(capability_id, 'load', name),
     )
+
+
+def read_instructions(skill: Skill[Any], skill_dir: Callable[[Path], str] | None, arguments: str) -> str:
+    """A skill's instructions as the model reads them: `${SKILL_DIR}` expanded (with scripts on) and `arguments`
+    substituted.
+
+    Raises:
+        SkillFormatError: the `SKILL.md` can no longer be read.
+        OSError: the folder can no longer be read.
+    """
+    instructions = skill.load_instructions()
+    if skill_dir is not None and skill.folder is not None:
+        instructions = expand_skill_dir(instructions, skill_dir(skill.folder))
+    return substitute_arguments(instructions, arguments)
+
+
+def unreadable_message(name: str, error: SkillFormatError | OSError) -> str:
+    """Tell the model a skill can no longer be read: the problem only, not the absolute path (the model needs no
+    map of the host's file system)."""
+    problem = error.problem if isinstance(error, SkillFormatError) else (error.strerror or 'unreadable')
+    return f'The skill {name!r} can no longer be read ({problem}). Use another skill or carry on without it.'
 
 
 def unknown_skill_message(library: SkillLibrary, name: str) -> str:

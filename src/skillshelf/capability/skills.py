@@ -16,7 +16,7 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
-from ..errors import SkillError
+from ..errors import SkillError, SkillFormatError
 from ..library import SkillLibrary, check_tool_names
 from ..name_filter import merged_include, name_patterns
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
@@ -35,10 +35,19 @@ from .catalog import (
     render_catalog,
 )
 from .durable import in_durable_unit, in_durable_workflow, off_event_loop
+from .fork import forks, run_fork
 from .history import loaded_from_history, revealed_from_history, skill_tool_tag, tag_of
 from .invocation import SkillCommand, invocation_messages, parse_invocation
 from .lazy_toolset import LazyToolset
-from .meta_tools import MAX_SEARCH_LIMIT, META_TOOL_NAMES, build_meta_toolset, load_reply, unknown_skill_message
+from .meta_tools import (
+    MAX_SEARCH_LIMIT,
+    META_TOOL_NAMES,
+    build_meta_toolset,
+    load_reply,
+    read_instructions,
+    unknown_skill_message,
+    unreadable_message,
+)
 from .options import directory_list, import_encoder, resolve_skills, skill_list
 from .refusals import (
     describe_problems,
@@ -309,9 +318,9 @@ class Skills(AbstractCapability[AgentDepsT]):
         """In a durable workflow, the recorded library check: keep only the loads the library had when it ran."""
         if self._check_in_run:
             self._state.loaded[:] = await self._refresh_library(ctx, list(self._state.loaded))
-        self._invoke_from_prompt(ctx)
+        await self._invoke_from_prompt(ctx)
 
-    def _invoke_from_prompt(self, ctx: RunContext[AgentDepsT]) -> None:
+    async def _invoke_from_prompt(self, ctx: RunContext[AgentDepsT]) -> None:
         """A prompt such as `/release-notes v2.1` loads that skill now, recorded in the history like a model's load
         (see `invocation`), so its instructions are in the model's first request."""
         parsed = parse_invocation(ctx.prompt)
@@ -319,10 +328,22 @@ class Skills(AbstractCapability[AgentDepsT]):
         if parsed is None or skill is None or not skill.user_invocable:
             return
         name, arguments = parsed
-        reply = load_reply(self.library, self.capability_id, name, self._with_tools, self._skill_dir, arguments)
+        if forks(skill):
+            reply = await self._fork(ctx, skill, arguments)
+        else:
+            reply = load_reply(self.library, self.capability_id, name, self._with_tools, self._skill_dir, arguments)
         ctx.enqueue(*invocation_messages(f'{self.capability_id}-invoke-{ctx.run_id}', name, arguments, reply))
         if not isinstance(reply, str) and name not in self._state.loaded:
             self._state.loaded.append(name)
+
+    async def _fork(self, ctx: RunContext[AgentDepsT], skill: Skill[Any], arguments: str) -> str:
+        """Run a `context: fork` skill as a sub-agent (see `fork`): the parent gets its final output only."""
+        try:
+            instructions = read_instructions(skill, self._skill_dir, arguments)
+        except (SkillFormatError, OSError) as error:
+            return unreadable_message(skill.name, error)
+        output = await run_fork(ctx, skill, instructions, RESERVED_TOOL_NAMES)
+        return f'The skill {skill.name!r} ran in a sub-agent. Its result:\n\n{output}'
 
     def commands(self) -> list[SkillCommand]:
         """The skills a user may invoke with `/name` (or `$name`), in catalog order: for a chat UI's autocomplete."""
@@ -486,6 +507,9 @@ class Skills(AbstractCapability[AgentDepsT]):
         # Branches follow the run's load state, never the library as it is now, so a durable replay takes the
         # branches the original run took even if skill folders were added or removed since.
         if operation == 'load':
+            skill = self.library.get(name)
+            if skill is not None and skill.model_invocable and forks(skill):
+                return await self._fork(ctx, skill, str(args.get('arguments') or ''))
             return await self._state.load(name, args, handler, self.capability_id)  # the tool explains a bad name
         if name not in self._state.loaded and name not in self.library.skills:
             return unknown_skill_message(self.library, name)
