@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import bm25s
 import numpy as np
 
-from skillshelf.ranking.lexical import RankingConfig, SearchDocument, SkillIndex
+from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SkillIndex
 
 RESULTS = Path(__file__).parent / 'results'
 
@@ -185,7 +185,7 @@ class Skillshelf:
     so a benchmark can apply the threshold itself and show what it costs."""
 
     def __init__(
-        self, docs: Sequence[Doc], config: RankingConfig | None = None, threshold: float | None = None
+        self, docs: Sequence[Doc], config: RankingConfig | None = None, threshold: float = DEFAULT_THRESHOLD
     ) -> None:
         self.index = SkillIndex([SearchDocument(d.name, d.description, '', d.body) for d in docs], config)
         self.threshold = threshold
@@ -238,7 +238,7 @@ def methods(config: RankingConfig | None = None) -> list[Method]:
             'skillshelf',
             'field-weighted BM25 + stemming + CJK bigrams',
             lambda docs: Skillshelf(docs, config, threshold=0),
-            (config or RankingConfig()).threshold,
+            DEFAULT_THRESHOLD,
         ),
         Method('bm25_plain', 'bm25s over name+description+body', PlainBM25),
         Method('keyword', "pydantic-ai's keyword overlap", KeywordOverlap),

@@ -28,7 +28,7 @@ from discovery import evaluate
 
 import skillshelf.ranking.lexical as search
 import skillshelf.ranking.tokenize as tokenizer
-from skillshelf.ranking.lexical import RankingConfig
+from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig
 
 
 @contextmanager
@@ -99,7 +99,9 @@ def main() -> None:
         row: dict[str, Any] = {'variant': label}
         with context():
             for dataset in datasets:
-                method = Method(label, label, lambda docs, c=config: Skillshelf(docs, c, threshold=0), config.threshold)
+                method = Method(
+                    label, label, lambda docs, c=config: Skillshelf(docs, c, threshold=0), DEFAULT_THRESHOLD
+                )
                 result = evaluate(dataset, method)
                 row[dataset.name] = {key: result[key] for key in ('p@1', 'mrr@10', 'build_seconds')}
                 if 'by_lang' in result and dataset.name == 'trigger':

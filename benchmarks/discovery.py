@@ -44,7 +44,7 @@ from _common import (
     write_json,
 )
 
-from skillshelf.ranking.lexical import RankingConfig
+from skillshelf.ranking.lexical import DEFAULT_THRESHOLD
 
 METRICS = ('p@1', 'r@3', 'r@5', 'mrr@10', 'ndcg@5')
 
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
         datasets.append(bfcl_set(args.data))
     chosen = [m for m in methods() if m.name in set(args.methods.split(','))]
 
-    results: dict[str, Any] = {'machine': machine(), 'threshold': RankingConfig().threshold, 'datasets': {}}
+    results: dict[str, Any] = {'machine': machine(), 'threshold': DEFAULT_THRESHOLD, 'datasets': {}}
     for dataset in datasets:
         rows = [evaluate(dataset, method) for method in chosen]
         results['datasets'][dataset.name] = {'title': dataset.title, 'n_docs': len(dataset.docs), 'methods': rows}

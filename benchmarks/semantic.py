@@ -38,8 +38,8 @@ from _common import (
 )
 from discovery import evaluate, table
 
-from skillshelf.ranking.hybrid import DEFAULT_HYBRID_THRESHOLD, DEFAULT_LEXICAL_WEIGHT, HybridIndex, document_text
-from skillshelf.ranking.lexical import SearchDocument
+from skillshelf.ranking.hybrid import DEFAULT_LEXICAL_WEIGHT, HybridIndex, document_text
+from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument
 from skillshelf.ranking.semantic import load_encoder
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.75)
@@ -104,9 +104,7 @@ def main() -> None:
         rows: list[dict[str, Any]] = []
         for weight in (1.0, *WEIGHTS):
             name = 'lexical' if weight == 1.0 else 'dense' if weight == 0.0 else f'hybrid w={weight}'
-            method = Method(
-                name, name, _builder(documents, doc_vectors, query_vectors, weight), DEFAULT_HYBRID_THRESHOLD
-            )
+            method = Method(name, name, _builder(documents, doc_vectors, query_vectors, weight), DEFAULT_THRESHOLD)
             row = evaluate(dataset, method)
             row['embed_docs_s'] = embed_docs_seconds
             rows.append(row)
@@ -171,7 +169,7 @@ def note(results: dict[str, Any]) -> str:
         f'Model: {results["model"]}; loading it takes {results["model_load_s"]:.1f} s, embedding one query '
         f'{results["query_embedding_p50_ms"]:.1f} ms (p50, CPU); latency columns below exclude query embedding. '
         'Hybrid score = w · lexical + (1 − w) · cosine; its abstention columns use the hybrid default threshold '
-        f'{DEFAULT_HYBRID_THRESHOLD}.'
+        f'{DEFAULT_THRESHOLD}.'
     )
 
 

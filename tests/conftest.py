@@ -15,6 +15,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from postgres_server import postgres_url  # noqa: F401  (one throwaway PostgreSQL server for the session)
 from skill_fixtures import forecast_calls
 
 pytest_plugins = ('reliability.plugin',)  # writes docs/reliability.md after a full green run

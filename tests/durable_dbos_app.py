@@ -1,9 +1,9 @@
-"""A durable agent with skills, as its own process: `python durable_dbos_app.py WORK MODE`.
+"""A durable agent with skills, as its own process: `python durable_dbos_app.py WORK MODE DATABASE`.
 
-DBOS keeps its system database in `WORK/dbos.sqlite`; the skills are `WORK/skills`; the `forecast` tool appends a
-line to `WORK/forecast.log` each time its body runs. MODE `start` starts the workflow, and the scripted model kills
-this process (SIGKILL, no cleanup) at the request named by `WORK/kill_at`; MODE `recover` lets DBOS recover the
-workflow at launch and prints, as JSON, what the recovered run saw.
+DBOS keeps its system database at DATABASE, an SQLAlchemy URL (SQLite or PostgreSQL); the skills are `WORK/skills`;
+the `forecast` tool appends a line to `WORK/forecast.log` each time its body runs. MODE `start` starts the workflow,
+and the scripted model kills this process (SIGKILL, no cleanup) at the request named by `WORK/kill_at`; MODE
+`recover` lets DBOS recover the workflow at launch and prints, as JSON, what the recovered run saw.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from skillshelf.capability.dbos_steps import SkillSteps
 WORKFLOW_ID = 'trip-1'
 WORK = Path(sys.argv[1])
 MODE = sys.argv[2]
+DATABASE = sys.argv[3]
 
 weather = Skill(
     name='weather',
@@ -95,7 +96,7 @@ def skill_file_reads(event: str, args: tuple[Any, ...]) -> None:
 async def main() -> None:
     config: DBOSConfig = {
         'name': 'skillshelf-durable-test',
-        'system_database_url': f'sqlite:///{WORK / "dbos.sqlite"}',
+        'system_database_url': DATABASE,
         'log_level': 'WARNING',
     }
     DBOS(config=config)

@@ -1,4 +1,5 @@
-"""A durable agent with skills under DBOS (SQLite system database), killed mid-run and recovered.
+"""A durable agent with skills under DBOS, killed mid-run and recovered, with DBOS's system database on SQLite and
+on PostgreSQL (a fresh database on the throwaway server of `postgres_server.py`).
 
 The agent runs in its own process (`durable_dbos_app.py`), whose scripted model SIGKILLs it at a chosen request;
 a second process lets DBOS recover the workflow. Between the two, a skill folder the run loaded is deleted and
@@ -11,8 +12,12 @@ import json
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
+
+import pytest
+import sqlalchemy as sa
 
 from conftest import REPO
 
@@ -21,26 +26,58 @@ PACKING = '---\nname: packing\ndescription: What to pack for a trip.\n---\nPack 
 SURFING = '---\nname: surfing\ndescription: Where the waves are.\n---\nCheck the swell.\n'
 
 
-def run_app(work: Path, mode: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(params=['sqlite', 'postgresql'])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The SQLAlchemy URL of DBOS's system database: an SQLite file, or a new database on the PostgreSQL server."""
+    if request.param == 'sqlite':
+        return f'sqlite:///{tmp_path / "dbos.sqlite"}'
+    server = sa.make_url(request.getfixturevalue('postgres_url'))
+    name = f'dbos_{uuid.uuid4().hex}'
+    engine = sa.create_engine(server, isolation_level='AUTOCOMMIT')
+    with engine.connect() as connection:
+        connection.execute(sa.text(f'CREATE DATABASE {name}'))
+    engine.dispose()
+    return server.set(database=name).render_as_string(hide_password=False)
+
+
+def run_app(work: Path, mode: str, database: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(APP), str(work), mode], capture_output=True, text=True, timeout=120, cwd=APP.parent
+        [sys.executable, str(APP), str(work), mode, database],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=APP.parent,
     )
 
 
-def crash_and_recover(work: Path, kill_at: int) -> dict[str, Any]:
+def recorded_status(database: str) -> list[tuple[str, str]]:
+    """The status DBOS's own table holds for each workflow, read from the database directly."""
+    table = 'workflow_status' if database.startswith('sqlite') else 'dbos.workflow_status'
+    engine = sa.create_engine(database)
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(sa.text(f'SELECT workflow_uuid, status FROM {table}')).all()
+            return [(row[0], row[1]) for row in rows]
+    finally:
+        engine.dispose()
+
+
+def crash_and_recover(work: Path, kill_at: int, database: str) -> dict[str, Any]:
     """Start the workflow, killed at model request `kill_at`; change the library; recover it."""
     (work / 'skills' / 'packing').mkdir(parents=True)
     (work / 'skills' / 'packing' / 'SKILL.md').write_text(PACKING)
     (work / 'kill_at').write_text(str(kill_at))
-    started = run_app(work, 'start')
+    started = run_app(work, 'start', database)
     assert started.returncode == -9, started.stderr  # killed by SIGKILL, at the request it was told
+    assert recorded_status(database) == [('trip-1', 'PENDING')]
     assert (work / 'skill_reads.log').read_text().splitlines() == ['SKILL.md']  # packing's load, in the first run
     (work / 'skill_reads.log').unlink()
     shutil.rmtree(work / 'skills' / 'packing')
     (work / 'skills' / 'surfing').mkdir()
     (work / 'skills' / 'surfing' / 'SKILL.md').write_text(SURFING)
-    recovered = run_app(work, 'recover')
+    recovered = run_app(work, 'recover', database)
     assert recovered.returncode == 0, recovered.stderr
+    assert recorded_status(database) == [('trip-1', 'SUCCESS')]
     return json.loads(recovered.stdout.strip().splitlines()[-1])
 
 
@@ -52,8 +89,12 @@ def forecast_runs(work: Path) -> list[str]:
 LOADED_PACKING = "Loaded skill 'packing'.\n\nPack for the forecast."
 
 
-def test_killed_after_load_skill_recovers_with_the_skills_loaded_and_calls_the_tool_once(tmp_path: Path) -> None:
-    result = crash_and_recover(tmp_path, kill_at=2)  # after both `load_skill` steps, before the model asks for it
+def test_killed_after_load_skill_recovers_with_the_skills_loaded_and_calls_the_tool_once(
+    tmp_path: Path, database: str
+) -> None:
+    result = crash_and_recover(
+        tmp_path, kill_at=2, database=database
+    )  # after both `load_skill` steps, before the model asks for it
 
     assert result['output'] == ['Pack light: Lisbon is sunny.']
     first_live = result['seen'][0]
@@ -74,8 +115,10 @@ def test_killed_after_load_skill_recovers_with_the_skills_loaded_and_calls_the_t
     assert len(forecast_runs(tmp_path)) == result['steps'].count('trip.skillshelf.forecast') == 1
 
 
-def test_killed_after_the_skill_tool_recovers_without_running_it_again(tmp_path: Path) -> None:
-    result = crash_and_recover(tmp_path, kill_at=3)  # after the `forecast` step, before the final answer
+def test_killed_after_the_skill_tool_recovers_without_running_it_again(tmp_path: Path, database: str) -> None:
+    result = crash_and_recover(
+        tmp_path, kill_at=3, database=database
+    )  # after the `forecast` step, before the final answer
 
     assert result['output'] == ['Pack light: Lisbon is sunny.']
     assert [seen['request'] for seen in result['seen']] == [3]  # everything before was replayed

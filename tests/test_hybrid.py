@@ -31,7 +31,7 @@ from skillshelf import (
     Skills,
     SkillWarning,
 )
-from skillshelf.ranking.hybrid import DEFAULT_HYBRID_THRESHOLD
+from skillshelf.ranking.lexical import DEFAULT_THRESHOLD
 
 from conftest import Script, call, tool_returns
 from skill_fixtures import WordEncoder
@@ -92,7 +92,7 @@ def test_hybrid_ranks_a_paraphrase_that_lexical_misses() -> None:
     assert lexical.search(PARAPHRASE, 3) == []
     [best, *_] = hybrid.search(PARAPHRASE, 3)
     assert best.name == 'car-rental'
-    assert best.score >= DEFAULT_HYBRID_THRESHOLD
+    assert best.score >= DEFAULT_THRESHOLD
     # The lexical half still counts: an exact-word query keeps its skill first.
     assert hybrid.search('extract fields from a PDF', 1)[0].name == 'pdf-forms'
 

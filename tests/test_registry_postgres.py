@@ -11,8 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from postgres_server import postgres_url  # noqa: F401  (the fixture)
-
 
 class Worker:
     """A worker process: `run NAME` loads a skill in a real agent run, `publish FOLDER` publishes one."""
@@ -42,7 +40,7 @@ class Worker:
 
 
 def test_a_skill_published_by_one_worker_is_loaded_by_the_others_next_run(
-    postgres_url: str,  # noqa: F811
+    postgres_url: str,
     tmp_path: Path,
 ) -> None:
     from skillshelf.sources.registry import SkillRegistry

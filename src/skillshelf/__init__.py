@@ -7,7 +7,8 @@ from .capability.skills import DEFAULT_ID, SkillCommand, Skills, loaded_skills
 from .discovery import SkippedSkill
 from .errors import ResourceError, ScriptError, SkillConflictError, SkillError, SkillFormatError, SkillWarning
 from .library import SkillLibrary
-from .ranking.lexical import SearchHit
+from .ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
+from .ranking.ranker import Ranker, RankerFactory
 from .ranking.semantic import Encoder, SemanticUnavailableError
 from .scripts import BubblewrapRunner, LocalRunner, ScriptLimits, ScriptRequest, ScriptResult, ScriptRunner
 from .skill import Skill
@@ -16,6 +17,7 @@ from .sources import EntryPointSource, GitSource, PackageSource, SkillSource, So
 __all__ = (
     'DEFAULT_CATALOG_BUDGET',
     'DEFAULT_ID',
+    'DEFAULT_THRESHOLD',
     'BubblewrapRunner',
     'CatalogEntry',
     'Encoder',
@@ -23,12 +25,15 @@ __all__ = (
     'GitSource',
     'LocalRunner',
     'PackageSource',
+    'Ranker',
+    'RankerFactory',
     'ResourceError',
     'ScriptError',
     'ScriptLimits',
     'ScriptRequest',
     'ScriptResult',
     'ScriptRunner',
+    'SearchDocument',
     'SearchHit',
     'SemanticUnavailableError',
     'Skill',

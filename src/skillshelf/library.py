@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from opentelemetry import trace
+
 from .confusables import skeleton
 from .discovery import Fingerprint, SkippedSkill
 from .errors import SkillConflictError, SkillError, SkillWarning
@@ -21,8 +23,16 @@ from .name_filter import NameFilter, name_patterns
 from .ranking.cache import CACHE_MIN_SKILLS, LibraryCache, library_cache
 from .ranking.embeddings import Embeddings
 from .ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
-from .ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
-from .ranking.ranker import Ranker, SearchMode, SearchOptions, build_ranker, lexical_index
+from .ranking.lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SearchHit, SkillIndex
+from .ranking.ranker import (
+    Ranker,
+    RankerFactory,
+    SearchMode,
+    SearchOptions,
+    build_ranker,
+    custom_ranker,
+    lexical_index,
+)
 from .ranking.semantic import Encoder
 from .skill import Skill
 from .sources.base import SkillSource
@@ -46,7 +56,7 @@ class SkillLibrary:
     _index: SkillIndex | None = field(default=None, init=False, repr=False)
     """The lexical index; hybrid search falls back to it when the encoder fails."""
     _ranker: Ranker | None = field(default=None, init=False, repr=False)
-    """What `search` ranks with: `_index`, or a hybrid index over it."""
+    """What `search` ranks with: `_index`, a hybrid index over it, or the user's ranker."""
     _sources: _Sources | None = field(default=None, init=False, repr=False)
     _search: SearchOptions = field(default_factory=SearchOptions, init=False, repr=False)
     _embeddings: Embeddings = field(default_factory=Embeddings, init=False, repr=False, compare=False)
@@ -65,6 +75,7 @@ class SkillLibrary:
         search: SearchMode = 'lexical',
         encoder: Encoder | None = None,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
+        ranker: RankerFactory | None = None,
         allow_hard_links: bool = False,
         trusted_directories: Sequence[str | Path] = (),
         sources: Sequence[SkillSource] = (),
@@ -97,18 +108,20 @@ class SkillLibrary:
 
         `search='hybrid'` adds embedding similarity to the lexical ranking, with `encoder` (texts →
         L2-normalised rows) or else the bundled model of the `[semantic]` extra, loaded at the first
-        search. Passing an `encoder` implies `search='hybrid'`.
+        search. Passing an `encoder` implies `search='hybrid'`. `ranker` replaces both with your own ranking (see
+        [`Ranker`][skillshelf.Ranker]); should it fail, a search ranks lexically and warns.
 
         Raises:
             SkillConflictError: two Python skills share a name (or names that look alike), a Python skill and a
                 directory skill do, or two skills (or a skill and a meta-tool) expose the same tool name.
             SkillError: with `strict=True`, any skipped folder; a source that cannot be read; or an unknown `search`, an `encoder` that is
-                not callable, a `lexical_weight` outside [0, 1], or a trusted directory not in `directories`; a
+                not callable, a `lexical_weight` outside [0, 1], a `ranker` that is not callable or comes with
+                hybrid search, or a trusted directory not in `directories`; a
                 named directory that does not exist; an `include` or `exclude` that is not names.
             SemanticUnavailableError: `search='hybrid'` without an `encoder`, and the `[semantic]` extra is
                 not installed.
         """
-        options = SearchOptions(search, encoder, lexical_weight)  # checked before any folder is read
+        options = SearchOptions(search, encoder, lexical_weight, ranker)  # checked before any folder is read
         selection = NameFilter(name_patterns(include, 'include'), name_patterns(exclude, 'exclude'))
         if isinstance(directories, (str, Path)):  # one directory, not a sequence of one-letter names
             directories = [directories]
@@ -199,20 +212,22 @@ class SkillLibrary:
         """How `search` ranks: `'lexical'` or `'hybrid'`."""
         return self._search.mode
 
-    def search(self, query: str, limit: int) -> list[SearchHit]:
-        """Rank the skills for `query`; the index over the skills (bodies included) is built on first use.
+    def search(self, query: str, limit: int, threshold: float = DEFAULT_THRESHOLD) -> list[SearchHit]:
+        """Rank the skills for `query`, leaving out those scoring below `threshold` (from 0 to 1); the index over the
+        skills (bodies included) is built on first use.
 
         With hybrid search the first call also embeds the skills (and loads the bundled model, once per process).
         """
         try:
-            return (self._ranker or self._prepared_ranker()).search(query, limit)
+            return list((self._ranker or self._prepared_ranker()).search(query, limit, threshold))
         except Exception as error:
-            # An embedding model or API that fails must not end the agent's run: rank lexically this time
-            # (the next search tries the encoder again) and say why.
-            if self._index is None or self._index is self._ranker:
+            # An embedding model, API or custom ranker that fails must not end the agent's run: rank lexically this
+            # time (the next search tries it again) and say why.
+            if self._search.ranker is None and self._search.mode == 'lexical':
                 raise
-            warnings.warn(SkillWarning(f'hybrid search failed, so this search ranked lexically: {error}'), stacklevel=2)
-            return self._index.search(query, limit)
+            what = 'hybrid search' if self._search.ranker is None else 'the custom ranker'
+            warnings.warn(SkillWarning(f'{what} failed, so this search ranked lexically: {error}'), stacklevel=2)
+            return self._fallback_index().search(query, limit, threshold)
 
     def prepare_search(self) -> None:
         """Build the search index now rather than at the first search: read and index the start of every skill's
@@ -231,18 +246,45 @@ class SkillLibrary:
 
     def _prepared_ranker(self) -> Ranker:
         with self._index_lock:  # concurrent first searches would each embed the whole library
-            return self._ranker or self._build_ranker()
+            if self._ranker is not None:
+                return self._ranker
+            if not trace.get_current_span().is_recording():  # outside a trace (an uninstrumented run): no span
+                return self._build_ranker()
+            mode = 'custom' if self._search.ranker is not None else self._search.mode
+            attributes = {'skillshelf.skills': len(self.skills), 'skillshelf.search_mode': mode}
+            with _TRACER.start_as_current_span('skillshelf.index_build', attributes=attributes):
+                return self._build_ranker()
 
     def _build_ranker(self) -> Ranker:
         skills = list(self.skills.values())
         headlines = _headlines(skills)
+        if self._search.ranker is not None:
+            chars = _RANKING.body_limit(len(skills))
+            documents = [replace(d, body=_body(skill, chars)) for d, skill in zip(headlines, skills, strict=True)]
+            self._ranker = custom_ranker(self._search.ranker, documents)
+            return self._ranker
         cache = self._search_cache(skills, headlines)
+        index = self._lexical_index(skills, headlines, cache)
+        self._ranker = build_ranker(index, headlines, self._search, self._embeddings, cache)
+        return self._ranker
+
+    def _lexical_index(
+        self, skills: list[Skill[Any]], headlines: list[SearchDocument], cache: LibraryCache | None
+    ) -> SkillIndex:
         if self._index is None:
             self._index = lexical_index(
                 headlines, lambda chars: [_body(skill, chars) for skill in skills], _RANKING, cache
             )
-        self._ranker = build_ranker(self._index, headlines, self._search, self._embeddings, cache)
-        return self._ranker
+        return self._index
+
+    def _fallback_index(self) -> SkillIndex:
+        """The BM25 index that stands in when hybrid search or a custom ranker fails (built then, for the latter)."""
+        with self._index_lock:
+            if self._index is not None:
+                return self._index
+            skills = list(self.skills.values())
+            headlines = _headlines(skills)
+            return self._lexical_index(skills, headlines, self._search_cache(skills, headlines))
 
     def index_cache_path(self) -> Path | None:
         """The file this library's search index is cached in, or `None` when it is not cached (caching is off, or
@@ -343,6 +385,8 @@ class _Sources:
 
 
 _RANKING = RankingConfig()
+_TRACER = trace.get_tracer('skillshelf')
+"""Index builds are spans of the global tracer provider (what `logfire.configure()` sets), inside the current trace."""
 
 
 def _trusted(trusted_directories: Sequence[str | Path], directories: Sequence[Path]) -> frozenset[str]:

@@ -53,10 +53,13 @@ def build_meta_toolset(
     default_limit: int,
     with_tools: set[str],
     skill_dir: Callable[[Path], str] | None = None,
+    *,
+    threshold: float,
 ) -> FunctionToolset[Any]:
     """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`.
 
     `with_tools` names the skills whose tools the capability registered: only theirs are announced on load.
+    `search_skills` leaves out skills scoring below `threshold`.
     With `skill_dir` (scripts enabled), `${SKILL_DIR}` in a folder skill's instructions becomes `skill_dir(folder)`.
     """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
@@ -74,7 +77,7 @@ def build_meta_toolset(
             return 'The query is empty: describe the task in a few words, e.g. "convert a CSV file to a chart".'
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
         # Skills only a user may invoke are left out; a wider search keeps `limit` results when some are.
-        found = library.search(query, limit + MAX_SEARCH_LIMIT)
+        found = library.search(query, limit + MAX_SEARCH_LIMIT, threshold)
         hits = [hit for hit in found if library.skills[hit.name].model_invocable][:limit]
         if not hits:
             return f'No skill matches {shown(query)}. Try other words for the task, or carry on without a skill.'

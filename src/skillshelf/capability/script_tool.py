@@ -20,6 +20,7 @@ from ..scripts.interpreter import choose_interpreter
 from ..scripts.runner import ScriptRequest, ScriptResult, ScriptRunner
 from .history import meta_tool_tag
 from .meta_tools import unknown_skill_message
+from .telemetry import record_script_result
 
 SCRIPT_TOOL_NAME = 'run_skill_script'
 MAX_ARGUMENTS = 100
@@ -60,6 +61,7 @@ def build_script_toolset(library: SkillLibrary, capability_id: str, runner: Scri
             result = await runner.run(request)
         except (ResourceError, ScriptError) as error:
             return f'Cannot run {shown(script)} of {name!r}: {error}.'
+        record_script_result(result)
         return report(relative.as_posix(), result, runner)
 
     return toolset

@@ -16,11 +16,13 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
+from .._imports import import_object
 from ..errors import SkillError, SkillFormatError
 from ..library import SkillLibrary, check_tool_names
 from ..name_filter import merged_include, name_patterns
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
-from ..ranking.ranker import SearchMode
+from ..ranking.lexical import DEFAULT_THRESHOLD
+from ..ranking.ranker import RankerFactory, SearchMode
 from ..ranking.semantic import Encoder
 from ..scripts.runner import ScriptRunner
 from ..skill import Skill
@@ -60,6 +62,7 @@ from .refusals import (
 from .reminders import with_reminder
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset, script_runner
 from .state import LoadState
+from .telemetry import traced_meta_call
 
 __all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'SkillCommand', 'Skills', 'loaded_skills')
 
@@ -116,6 +119,9 @@ class Skills(AbstractCapability[AgentDepsT]):
     (`{when_to_use}`, `{argument-hint}`, `{license}`, ...); a field a skill lacks shows as nothing."""
     search_limit: int = 5
     """Default number of `search_skills` results."""
+    search_threshold: float = DEFAULT_THRESHOLD
+    """The score (0 to 1) a skill needs to be a `search_skills` result: higher finds fewer near-misses, and nothing
+    more often."""
     reminders: int = 0
     """With each new user prompt, point out up to this many matching skills in a short note at the end of that
     request (never in the instructions, so the prompt cache holds); 0 adds none."""
@@ -130,6 +136,9 @@ class Skills(AbstractCapability[AgentDepsT]):
     extra's model."""
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     """Hybrid only: the lexical score's share (0–1); the embedding similarity gets the rest."""
+    ranker: RankerFactory | str | None = None
+    """Your own ranking instead of `search`'s: a callable (a class will do) building a `Ranker` from the library's
+    `SearchDocument`s, or its import path."""
     allow_hard_links: bool = False
     """Serve a skill's files that have other hard links. Off by default: a hard link's other names may lie outside
     the skill folder. Turn it on for libraries installed with hard links (e.g. by `uv` in its default link mode)."""
@@ -171,6 +180,9 @@ class Skills(AbstractCapability[AgentDepsT]):
         self._runner = script_runner(self.scripts)
         skills = resolve_skills(self.skills)
         encoder = import_encoder(self.encoder) if isinstance(self.encoder, str) else self.encoder
+        ranker = (
+            cast('RankerFactory', import_object(self.ranker, 'ranker')) if isinstance(self.ranker, str) else self.ranker
+        )
         self.library = SkillLibrary.build(
             skills,
             directory_list(self.directories, 'directories'),
@@ -179,6 +191,7 @@ class Skills(AbstractCapability[AgentDepsT]):
             search=self.search,
             encoder=encoder,
             lexical_weight=self.lexical_weight,
+            ranker=ranker,
             allow_hard_links=self.allow_hard_links,
             trusted_directories=directory_list(self.trusted_directories, 'trusted_directories'),
             sources=resolve_sources(self.sources),
@@ -197,7 +210,14 @@ class Skills(AbstractCapability[AgentDepsT]):
         # Built once and shared by every run's clone: durable engines require toolsets that exist at construction.
         self._toolset = CombinedToolset[AgentDepsT](
             [
-                build_meta_toolset(self.library, self.id, self.search_limit, self._with_tools, self._skill_dir),
+                build_meta_toolset(
+                    self.library,
+                    self.id,
+                    self.search_limit,
+                    self._with_tools,
+                    self._skill_dir,
+                    threshold=self.search_threshold,
+                ),
                 *([build_script_toolset(self.library, self.id, self._runner)] if self._runner is not None else []),
                 *(_skill_toolset(skill, self.id) for skill in with_tools),
             ]
@@ -260,11 +280,10 @@ class Skills(AbstractCapability[AgentDepsT]):
                 raise SkillError(f'the `{option}` option of Skills must be a whole number, not {value!r}')
         if not 1 <= self.search_limit <= MAX_SEARCH_LIMIT:
             raise SkillError(f'the `search_limit` option of Skills must be from 1 to {MAX_SEARCH_LIMIT}')
-        threshold = cast('object', self.reminder_threshold)
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-            raise SkillError(
-                f'the `reminder_threshold` option of Skills must be a number from 0 to 1, not {threshold!r}'
-            )
+        for option in ('reminder_threshold', 'search_threshold'):
+            threshold = cast('object', getattr(self, option))
+            if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+                raise SkillError(f'the `{option}` option of Skills must be a number from 0 to 1, not {threshold!r}')
         for option in ('include', 'exclude'):
             name_patterns(getattr(self, option), option)
         for option in ('catalog_header', 'catalog_entry'):
@@ -491,7 +510,8 @@ class Skills(AbstractCapability[AgentDepsT]):
         args: dict[str, Any],
         handler: WrapToolExecuteHandler,
     ) -> Any:
-        """Apply and record load state around the meta-tools; other tools run as they are."""
+        """Apply and record load state around the meta-tools, each in a span when the run is instrumented (see
+        `telemetry`); other tools run as they are."""
         tag = tag_of(tool_def, self.capability_id)
         operation = tag.get('meta') if tag else None
         if operation is None:
@@ -499,6 +519,14 @@ class Skills(AbstractCapability[AgentDepsT]):
             if isinstance(skill, str) and skill not in self._state.loaded:  # still listed after an unload
                 return unloaded_tool_message(tool_def.name, skill)
             return await handler(args)
+        return await traced_meta_call(
+            ctx, operation, args, self._state.loaded, lambda: self._meta_call(ctx, operation, args, handler)
+        )
+
+    async def _meta_call(
+        self, ctx: RunContext[AgentDepsT], operation: str, args: dict[str, Any], handler: WrapToolExecuteHandler
+    ) -> Any:
+        """One meta-tool call, with the run's load state applied and recorded."""
         name = args.get('name')
         if operation == 'search':
             return self._state.mark_loaded(await handler(args))

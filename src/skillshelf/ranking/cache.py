@@ -47,15 +47,15 @@ __all__ = (
 
 CACHE_MIN_SKILLS = 200
 """Smaller libraries index in well under a tenth of a second; caching them would only litter the disk."""
-_FORMAT = 6
+_FORMAT = 7
 """Bump when the tokeniser, what is indexed or the index layout changes, so old cache files are not reused."""
 _VECTOR_FORMAT = 2
 """Bump when what is embedded for a skill (`hybrid.document_text`) or the vector file layout changes."""
 _OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
 _UNREADABLE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile)
 """What reading a missing, truncated or foreign `.npz` file raises (a bad UTF-8 name is a `ValueError`)."""
-_MATRICES = ('whole', 'head')
-"""The two BM25 matrices of a `SkillIndex`, in order."""
+_MATRICES = ('whole', 'head', 'negatives')
+"""The BM25 matrices of a `SkillIndex`, in order."""
 
 
 def cache_directory() -> Path | None:

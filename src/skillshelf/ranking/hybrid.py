@@ -13,19 +13,15 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
+from .lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
 from .semantic import Encoder, shared_encoder, unit_rows
 
-__all__ = ('DEFAULT_HYBRID_THRESHOLD', 'DEFAULT_LEXICAL_WEIGHT', 'HybridIndex', 'document_text')
+__all__ = ('DEFAULT_LEXICAL_WEIGHT', 'HybridIndex', 'document_text')
 
 DEFAULT_LEXICAL_WEIGHT = 0.75
 """Of the weights that rank no dev set worse than lexical search alone, the one with the best mean P@1 over
 the four (see `benchmarks/README.md`, semantic section). A lower weight helps paraphrased requests
 (MetaTool) and hurts requests worded like the skill's author (the skill-trigger sets)."""
-DEFAULT_HYBRID_THRESHOLD = 0.1
-"""Drops almost no right answer at rank 1 on the dev files (0.2 would cost MetaTool a point), and keeps a
-pure paraphrase, which scores only its embedding share, when its cosine similarity reaches 0.4; near-miss
-requests still score above it (see the threshold sweep in `benchmarks/README.md`)."""
 
 
 def document_text(document: SearchDocument) -> str:
@@ -43,14 +39,12 @@ class HybridIndex:
         *,
         encoder: Encoder | None = None,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
-        threshold: float = DEFAULT_HYBRID_THRESHOLD,
         config: RankingConfig | None = None,
         vectors: npt.NDArray[np.float32] | None = None,
     ) -> None:
         self.lexical = SkillIndex(documents, config)
         self.encoder = encoder or shared_encoder()
         self.lexical_weight = lexical_weight
-        self.threshold = threshold
         self.vectors = vectors if vectors is not None else self.encoder([document_text(d) for d in documents])
 
     @classmethod
@@ -61,18 +55,17 @@ class HybridIndex:
         encoder: Encoder,
         *,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
-        threshold: float = DEFAULT_HYBRID_THRESHOLD,
     ) -> HybridIndex:
         """A hybrid index over a built (or cached) lexical index and one embedding per skill, in its order."""
         index = cls.__new__(cls)
         index.lexical, index.vectors, index.encoder = lexical, vectors, encoder
-        index.lexical_weight, index.threshold = lexical_weight, threshold
+        index.lexical_weight = lexical_weight
         return index
 
     def __len__(self) -> int:
         return len(self.lexical)
 
-    def search(self, query: str, limit: int, threshold: float | None = None) -> list[SearchHit]:
+    def search(self, query: str, limit: int, threshold: float = DEFAULT_THRESHOLD) -> list[SearchHit]:
         """The best `limit` skills for `query`, best first, leaving out those scoring below `threshold`."""
         names = self.lexical.names
         return [SearchHit(names[position], score) for position, score in self.rank(query, limit, threshold)]
@@ -81,14 +74,13 @@ class HybridIndex:
         self,
         query: str,
         limit: int,
-        threshold: float | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
         query_vector: npt.NDArray[np.float32] | None = None,
     ) -> list[tuple[int, float]]:
         """Like `search`, with each skill given by its position in the documents; `query_vector` is the query's
         embedding if it is already known (else the encoder embeds the query)."""
         if not query.strip() or not len(self) or limit < 1:
             return []
-        threshold = self.threshold if threshold is None else threshold
         return top_hits(self.scores(query, query_vector), limit, threshold, self.lexical.named_in(query))
 
     def scores(self, query: str, query_vector: npt.NDArray[np.float32] | None = None) -> npt.NDArray[np.float64]:

@@ -4,9 +4,10 @@ Two BM25 indexes are summed: one over the whole skill, where the name, descripti
 repeated so they weigh more than the body (BM25F by repetition), and one over the headline only (name,
 description, keywords), so a skill whose headline matches beats one that mentions the words in
 passing. A body's "When to use" sections count as keywords: that is where authors list the requests a
-skill is for. Scores are absolute: a skill's score is divided by the best score the query could reach in
-this library, so one threshold works for every query and library and "nothing fits" can be told apart
-from a weak match.
+skill is for. What an author says a skill is *not* for ("When NOT to use", "not for X"; see `negatives`)
+is a third index, whose matches are taken off the score. Scores are absolute: a skill's score is divided
+by the best score the query could reach in this library, so one threshold works for every query and
+library and "nothing fits" can be told apart from a weak match.
 
 A query that names a skill (`use deep-review-loop on this`, `/planner add dark mode`) gets that skill
 first, whatever the words around the name say: the user has already chosen it.
@@ -25,16 +26,21 @@ import numpy as np
 import numpy.typing as npt
 
 from .bm25 import BM25Matrix, IntArray, SmallIntArray
+from .negatives import split_body, split_description
 from .tokenize import decode_piece, piece_bytes, split_identifier, terms_of_pieces, tokenize
 from .when_to_use import when_to_use_sections
 
 __all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex', 'top_hits')
 
 DEFAULT_THRESHOLD = 0.1
-"""Hits reaching less than a tenth of the best score the query could get are left out.
+"""The default minimum score of a search result, for every ranker (`Skills(search_threshold=...)`,
+`SkillLibrary.search(..., threshold=...)`): hits reaching less than a tenth of the best score the query could
+get are left out.
 
 On the dev files this drops no right answer at rank 1 (see `benchmarks/README.md`); it removes matches
 that share only a common word with the query. Lexical scores cannot tell a near-miss request from a real one.
+Hybrid search drops almost no right answer with it either (0.2 would cost MetaTool a point), and keeps a pure
+paraphrase, which scores only its embedding share, when its cosine similarity reaches 0.4.
 """
 
 
@@ -77,9 +83,12 @@ class RankingConfig:
     100k-skill library still indexes in seconds (names, descriptions and keywords are always indexed whole)."""
     head_weight: float = 0.5
     """Weight of the headline index (name, description, keywords), next to the whole-skill index's 1."""
+    negative_weight: float = 1.0
+    """Weight of the query words a skill mentions only where its author says what it is not for, taken off its
+    score (words it also mentions elsewhere are not: "screenshots" in a screenshot skill's "not for single-page
+    screenshots" must not push away screenshot requests)."""
     k1: float = 1.2
     b: float = 0.75
-    threshold: float = DEFAULT_THRESHOLD
 
     def body_limit(self, skills: int) -> int:
         """How many characters of each body are indexed in a library of `skills` skills."""
@@ -104,14 +113,14 @@ class SkillIndex:
             [[vocabulary[term] for term in terms] for terms in terms_of_pieces(fields.pieces())]
         )
         self.vocabulary: dict[str, int] = dict(vocabulary)
-        whole_repeats = (config.name_repeat, config.description_repeat, config.keywords_repeat, 1)
+        whole_repeats = (config.name_repeat, config.description_repeat, config.keywords_repeat, 1, 0)
         self.matrices = tuple(
             BM25Matrix.build(
                 *terms_by_piece.expand(*fields.weighted(repeats)), len(vocabulary), k1=config.k1, b=config.b
             )
-            for repeats in (whole_repeats, _HEADLINE_REPEATS)
+            for repeats in (whole_repeats, _HEADLINE_REPEATS, _NEGATIVE_REPEATS)
         )
-        self._best = tuple(matrix.best() for matrix in self.matrices)
+        self._best = tuple(matrix.best() for matrix in self.matrices[:2])
 
     @classmethod
     def from_parts(
@@ -122,21 +131,19 @@ class SkillIndex:
         index.config = config
         index.names = names
         index.vocabulary = vocabulary
-        index.matrices = (matrices[0], matrices[1])
-        index._best = tuple(matrix.best() for matrix in index.matrices)
+        index.matrices = (matrices[0], matrices[1], matrices[2])
+        index._best = tuple(matrix.best() for matrix in index.matrices[:2])
         return index
 
     def __len__(self) -> int:
         return len(self.names)
 
-    def search(self, query: str, limit: int, threshold: float | None = None) -> list[SearchHit]:
-        """The best `limit` skills for `query`, best first, leaving out those scoring below `threshold`.
-
-        `threshold` defaults to the index's `RankingConfig.threshold`; pass 0 to keep every match.
-        """
+    def search(self, query: str, limit: int, threshold: float = DEFAULT_THRESHOLD) -> list[SearchHit]:
+        """The best `limit` skills for `query`, best first, leaving out those scoring below `threshold` (0 keeps
+        every match)."""
         return [SearchHit(self.names[position], score) for position, score in self.rank(query, limit, threshold)]
 
-    def rank(self, query: str, limit: int, threshold: float | None = None) -> list[tuple[int, float]]:
+    def rank(self, query: str, limit: int, threshold: float = DEFAULT_THRESHOLD) -> list[tuple[int, float]]:
         """Like `search`, with each skill given by its position in the documents the index was built from."""
         named = self.named_in(query)
         scores = self.scores(query)
@@ -144,7 +151,7 @@ class SkillIndex:
             if not named:
                 return []
             scores = np.zeros(len(self.names))
-        return top_hits(scores, limit, self.config.threshold if threshold is None else threshold, named)
+        return top_hits(scores, limit, threshold, named)
 
     def named_in(self, query: str) -> list[int]:
         """The skills `query` names, by position: a hyphenated name (`deep-review-loop`) written out, or any
@@ -178,25 +185,44 @@ class SkillIndex:
         if ceiling <= 0:
             return None
         total = np.zeros(len(self.names))
-        for weight, matrix in zip(weights, self.matrices, strict=True):
+        for weight, matrix in zip(weights, self.matrices[:2], strict=True):
             if weight > 0:
                 total += weight * matrix.scores(terms)
-        return np.minimum(total / ceiling, 1.0)
+        if self.config.negative_weight > 0:
+            total -= self.config.negative_weight * self._excluded(terms)
+        return np.minimum(np.maximum(total / ceiling, 0.0), 1.0)
+
+    def _excluded(self, terms: list[int]) -> npt.NDArray[np.float64]:
+        """Each skill's BM25 score in the negatives index over the `terms` it holds only there."""
+        whole, negatives = self.matrices[0], self.matrices[2]
+        excluded = np.zeros(len(self.names))
+        ids = np.array(terms)
+        for term in ids[negatives.starts[ids + 1] > negatives.starts[ids]]:  # usually none: few texts say "not for"
+            start, end = negatives.starts[term], negatives.starts[term + 1]
+            docs, weights = negatives.docs[start:end], negatives.weights[start:end]
+            elsewhere = whole.docs[whole.starts[term] : whole.starts[term + 1]]  # ascending, as built
+            if len(elsewhere):
+                alone = elsewhere[np.minimum(np.searchsorted(elsewhere, docs), len(elsewhere) - 1)] != docs
+                docs, weights = docs[alone], weights[alone]
+            excluded[docs] += weights  # a skill appears once per term
+        return excluded
 
 
 _NAME_MENTION = re.compile(r'(?:^|(?<=[\s"\'`(\[{<*]))([/$]?)((?:[^\W_]|-)+)(?![/\\]|\.\w)')
 """A free-standing run of letters, digits and hyphens (what a skill name is made of), with the command sign
 before it, if any: not part of a path, URL or file name (`src/session.ts`, `~/skills/code-reviewer/`)."""
 
-_HEADLINE_REPEATS = (2, 1, 1, 0)
-"""How often the headline index counts the name, description, keywords and body of a skill."""
+_HEADLINE_REPEATS = (2, 1, 1, 0, 0)
+"""How often the headline index counts the name, description, keywords, body and negatives of a skill."""
+_NEGATIVE_REPEATS = (0, 0, 0, 0, 1)
+"""The negatives index counts only what the author says the skill is not for."""
 
 
 class _FieldPieces:
-    """The pieces (see `_tokenize.piece_bytes`) of each field (name, description, keywords, body) of each skill, as
-    piece ids: field after field, skill after skill."""
+    """The pieces (see `_tokenize.piece_bytes`) of each field (name, description, keywords, body, negatives) of each
+    skill, as piece ids: field after field, skill after skill."""
 
-    FIELDS = 4
+    FIELDS = 5
 
     def __init__(self) -> None:
         self.piece_ids = _Numbering[bytes]()
@@ -204,7 +230,7 @@ class _FieldPieces:
         self.field_sizes = array('q')
         """How many pieces each field of each skill has."""
 
-    def add(self, fields: tuple[str, str, str, str]) -> None:
+    def add(self, fields: tuple[str, str, str, str, str]) -> None:
         number = self.piece_ids.__getitem__
         for text in fields:
             before = len(self.entries)
@@ -276,10 +302,12 @@ def _int_array(buffer: array[int]) -> IntArray:
     return np.frombuffer(buffer, dtype=np.int64) if buffer else np.zeros(0, np.int64)
 
 
-def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str, str, str]:
-    body = document.body[:body_chars] if body_chars > 0 else ''
+def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str, str, str, str]:
+    body, body_negatives = split_body(document.body[:body_chars] if body_chars > 0 else '')
+    description, description_negatives = split_description(document.description)
     keywords = ' '.join(filter(None, (document.keywords, *when_to_use_sections(body))))
-    return split_identifier(document.name), document.description, keywords, body
+    negatives = f'{description_negatives}\n{body_negatives}'
+    return split_identifier(document.name), description, keywords, body, negatives
 
 
 def top_hits(

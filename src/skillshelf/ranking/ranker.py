@@ -1,31 +1,56 @@
-"""Choosing and building a library's ranker: lexical BM25, or hybrid with embeddings.
+"""Choosing and building a library's ranker: lexical BM25, hybrid with embeddings, or the user's own.
 
 `SearchOptions` is what a library was asked for, checked at construction; `lexical_index` builds (or loads)
-the BM25 index every mode needs, and `build_ranker` is the one place that turns it into the ranker the
-options choose.
+the BM25 index every built-in mode needs, `build_ranker` is the one place that turns it into the ranker the
+options choose, and `custom_ranker` builds a user's `Ranker` and checks what it returns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, cast
+from typing import Literal, Protocol, cast
 
 from ..errors import SkillError
 from .cache import LibraryCache, load_index, save_index
 from .embeddings import Embeddings
-from .hybrid import DEFAULT_HYBRID_THRESHOLD, DEFAULT_LEXICAL_WEIGHT, HybridIndex, document_text
-from .lexical import RankingConfig, SearchDocument, SkillIndex
+from .hybrid import DEFAULT_LEXICAL_WEIGHT, HybridIndex, document_text
+from .lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
 from .semantic import Encoder, check_available, shared_encoder
 
-__all__ = ('SEARCH_MODES', 'Ranker', 'SearchMode', 'SearchOptions', 'build_ranker', 'lexical_index')
+__all__ = (
+    'SEARCH_MODES',
+    'Ranker',
+    'RankerFactory',
+    'SearchMode',
+    'SearchOptions',
+    'build_ranker',
+    'custom_ranker',
+    'lexical_index',
+)
 
 SearchMode = Literal['lexical', 'hybrid']
 """How `search_skills` ranks: BM25 alone, or BM25 added to embedding similarity."""
 SEARCH_MODES: tuple[SearchMode, ...] = ('lexical', 'hybrid')
 
-Ranker = SkillIndex | HybridIndex
-"""What a library searches with."""
+
+class Ranker(Protocol):
+    """What a library searches with: the built-in `SkillIndex` and `HybridIndex`, or your own (an embedding API, a
+    re-ranker), built by a `RankerFactory` from the library's `SearchDocument`s."""
+
+    def search(self, query: str, limit: int, threshold: float) -> Sequence[SearchHit]:
+        """The best `limit` skills for `query`, best first, none scoring below `threshold`.
+
+        Scores are from 0 to 1 and comparable across queries: the model sees them, and the threshold (an option of
+        `Skills`) applies to them. An exception makes that search rank lexically, with a warning.
+        """
+        ...
+
+
+RankerFactory = Callable[[Sequence[SearchDocument]], Ranker]
+"""Builds a `Ranker` over a library's skills, given their `SearchDocument`s (with the start of each body), in
+catalog order; a class whose constructor takes the documents is one. Called at the first search, and again after a
+refresh that changed the skills."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +58,8 @@ class SearchOptions:
     """How a library ranks skills; checked when created, so a mistake fails at construction, not at a search.
 
     Raises:
-        SkillError: an unknown `mode`, an `encoder` that is not callable, or a `lexical_weight` outside [0, 1].
+        SkillError: an unknown `mode`, an `encoder` or `ranker` that is not callable, a `lexical_weight` outside
+            [0, 1], or a `ranker` with hybrid search.
         SemanticUnavailableError: hybrid search without an `encoder`, and the `[semantic]` extra is not installed.
     """
 
@@ -43,6 +69,8 @@ class SearchOptions:
     """Hybrid search's embedding model; `None` means the bundled one, loaded at the first search."""
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     """Hybrid only: the lexical score's share (0–1); the embedding similarity gets the rest."""
+    ranker: RankerFactory | None = None
+    """Your own ranking instead of the built-in ones."""
 
     def __post_init__(self) -> None:
         # The values come from users and agent specs: check them whatever their declared types say.
@@ -54,6 +82,13 @@ class SearchOptions:
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
             raise SkillError(f'lexical_weight must be a number from 0 to 1, not {weight!r}')
         object.__setattr__(self, 'lexical_weight', float(weight))
+        if self.ranker is not None and not callable(cast(object, self.ranker)):
+            raise SkillError(
+                'the ranker must be a callable that builds a Ranker from the documents (a class will do), '
+                f'not {self.ranker!r}'
+            )
+        if self.ranker is not None and (encoder is not None or mode == 'hybrid'):
+            raise SkillError("a custom ranker replaces the built-in search: leave out `search='hybrid'` and `encoder`")
         if encoder is not None:
             object.__setattr__(self, 'mode', 'hybrid')
         elif mode == 'hybrid':
@@ -98,6 +133,37 @@ def build_ranker(
     encoder = shared_encoder() if options.encoder is None else options.encoder
     file = None if cache is None else cache.vectors_file(encoder)
     vectors = embeddings.of([document_text(headline) for headline in headlines], encoder, file)
-    return HybridIndex.from_parts(
-        lexical, vectors, encoder, lexical_weight=options.lexical_weight, threshold=DEFAULT_HYBRID_THRESHOLD
-    )
+    return HybridIndex.from_parts(lexical, vectors, encoder, lexical_weight=options.lexical_weight)
+
+
+def custom_ranker(factory: RankerFactory, documents: Sequence[SearchDocument]) -> Ranker:
+    """The user's ranker over `documents`, its results checked at every search (see `_CheckedRanker`).
+
+    Raises:
+        SkillError: the factory returned something without a `search` method (its own errors pass through).
+    """
+    ranker = cast(object, factory(documents))  # the user's code: check what it returned
+    if not callable(getattr(ranker, 'search', None)):
+        raise SkillError(f'the ranker factory {factory!r} returned {ranker!r}, which has no `search` method')
+    return _CheckedRanker(cast(Ranker, ranker), frozenset(document.name for document in documents))
+
+
+@dataclass(frozen=True)
+class _CheckedRanker:
+    """A user's ranker whose hits are checked, so a mistake in it is an error that names it (and that search ranks
+    lexically) rather than an unknown name or a score the model cannot read; kept to `limit` and `threshold`."""
+
+    ranker: Ranker
+    names: frozenset[str]
+
+    def search(self, query: str, limit: int, threshold: float) -> list[SearchHit]:
+        hits: list[SearchHit] = []
+        for hit in cast('Sequence[object]', self.ranker.search(query, limit, threshold)):
+            if not isinstance(hit, SearchHit) or hit.name not in self.names:
+                raise SkillError(f'the ranker returned {hit!r}: a search must return SearchHits of the skills given')
+            score = cast(object, hit.score)
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+                raise SkillError(f'the ranker gave {hit.name!r} the score {score!r}; scores must be from 0 to 1')
+            if score >= threshold:
+                hits.append(hit)
+        return sorted(hits, key=lambda hit: -hit.score)[:limit]
