@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .._text import one_line
 from ..errors import SkillError
@@ -14,6 +15,7 @@ __all__ = (
     'CatalogEntry',
     'check_catalog_template',
     'render_catalog',
+    'text_fields',
 )
 
 DEFAULT_CATALOG_BUDGET = 8000
@@ -107,3 +109,8 @@ def _header(count: int) -> str:
         f'You have {count} {noun}: instructions and tools you load with `load_skill` when a task needs one. '
         '`search_skills` finds skills by task.'
     )
+
+
+def text_fields(metadata: Mapping[Any, Any]) -> dict[str, str]:
+    """The frontmatter fields a catalog entry template may show: those holding text."""
+    return {key: value for key, value in metadata.items() if isinstance(key, str) and isinstance(value, str)}

@@ -12,6 +12,8 @@ from typing import Any, Literal, cast
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, post_compaction_window
 from pydantic_ai.tools import ToolDefinition
 
+DEFAULT_ID = 'skillshelf'
+"""The capability id unless you pass another; one `Skills` per agent merges into it."""
 TAG = 'skillshelf'
 """The key under which skillshelf marks tool definitions and tool-return metadata."""
 
@@ -83,3 +85,9 @@ def record_of(metadata: Any, capability_id: str) -> Mapping[str, Any] | None:
         return None
     record = cast('Mapping[str, Any]', record)
     return record if record.get('capability') == capability_id else None
+
+
+def loaded_skills(messages: Sequence[ModelMessage], capability_id: str = DEFAULT_ID) -> list[str]:
+    """The skills a conversation has loaded at its end, in load order: pass a finished run's `all_messages()`, or a
+    stored history before continuing it. `capability_id` is the `id` of the `Skills` that loaded them."""
+    return loaded_from_history(messages, capability_id)

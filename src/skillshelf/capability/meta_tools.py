@@ -10,11 +10,12 @@ confused model never exhausts a retry budget and aborts the run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai import ToolReturn
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
 from .._text import one_line, shown
@@ -198,3 +199,11 @@ def _loaded_text(skill: Skill[Any], instructions: str, resources: list[str], has
     if instructions.strip():
         lines += ['', instructions.strip()]
     return '\n'.join(lines)
+
+
+def with_name_choices(tool_def: ToolDefinition, names: list[str]) -> ToolDefinition:
+    """`load_skill`'s definition with its `name` parameter limited to `names` (a hint: the tool still explains a
+    name outside them)."""
+    schema = tool_def.parameters_json_schema
+    properties = {**schema['properties'], 'name': {**schema['properties']['name'], 'enum': names}}
+    return replace(tool_def, parameters_json_schema={**schema, 'properties': properties})

@@ -11,10 +11,13 @@ from typing import Any, cast
 
 from .._imports import import_object
 from ..errors import SkillError
+from ..name_filter import name_patterns
 from ..ranking.semantic import Encoder
 from ..skill import Skill
+from .catalog import check_catalog_template
+from .meta_tools import MAX_SEARCH_LIMIT
 
-__all__ = ('directory_list', 'import_encoder', 'import_skills', 'resolve_skills', 'skill_list')
+__all__ = ('check_options', 'directory_list', 'import_encoder', 'import_skills', 'resolve_skills', 'skill_list')
 
 
 def import_skills(path: str) -> list[Skill[Any]]:
@@ -65,3 +68,32 @@ def directory_list(value: object, option: str) -> list[str | Path]:
 def import_encoder(path: str) -> Encoder:
     """The `encoder` option's import path, imported (checked for being callable when the library is built)."""
     return cast('Encoder', import_object(path, 'encoder'))
+
+
+def check_options(options: Any) -> None:
+    """Check the options of a `Skills` (`options`): spec values arrive unvalidated, so a mistake is caught here, at
+    construction, with the option's name.
+
+    Raises:
+        SkillError: an option has the wrong type or is out of range.
+    """
+    for option in ('catalog_budget', 'search_limit', 'reminders'):
+        value = getattr(options, option)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SkillError(f'the `{option}` option of Skills must be a whole number, not {value!r}')
+    if not 1 <= options.search_limit <= MAX_SEARCH_LIMIT:
+        raise SkillError(f'the `search_limit` option of Skills must be from 1 to {MAX_SEARCH_LIMIT}')
+    for option in ('reminder_threshold', 'search_threshold'):
+        threshold = cast('object', getattr(options, option))
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+            raise SkillError(f'the `{option}` option of Skills must be a number from 0 to 1, not {threshold!r}')
+    for option in ('include', 'exclude'):
+        name_patterns(getattr(options, option), option)
+    for option in ('catalog_header', 'catalog_entry'):
+        value = getattr(options, option)
+        if not isinstance(value, str) and not (value is None and option == 'catalog_header'):
+            raise SkillError(f'the `{option}` option of Skills must be text, not {value!r}')
+    check_catalog_template(options.catalog_entry)
+    for option in ('strict', 'allow_hard_links', 'auto_reload', 'script_approval', 'standard_directories'):
+        if not isinstance(getattr(options, option), bool):
+            raise SkillError(f'the `{option}` option of Skills must be true or false, not {getattr(options, option)!r}')

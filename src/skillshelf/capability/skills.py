@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -11,13 +11,13 @@ from typing import Any, cast
 from pydantic import ValidationError
 from pydantic_ai import ApprovalRequired, ModelRetry, RunContext
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler, durable_operation
-from pydantic_ai.messages import ModelMessage, ToolCallPart
+from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
 from .._imports import import_object
-from ..errors import SkillError, SkillFormatError
+from ..errors import SkillFormatError
 from ..library import SkillLibrary, check_tool_names
 from ..name_filter import merged_include, name_patterns
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
@@ -33,24 +33,24 @@ from .catalog import (
     DEFAULT_CATALOG_BUDGET,
     DEFAULT_CATALOG_ENTRY,
     CatalogEntry,
-    check_catalog_template,
     render_catalog,
+    text_fields,
 )
 from .durable import in_durable_unit, in_durable_workflow, off_event_loop
 from .fork import forks, run_fork
-from .history import loaded_from_history, revealed_from_history, skill_tool_tag, tag_of
+from .history import DEFAULT_ID, loaded_from_history, loaded_skills, revealed_from_history, skill_tool_tag, tag_of
 from .invocation import SkillCommand, invocation_messages, parse_invocation
 from .lazy_toolset import LazyToolset
 from .meta_tools import (
-    MAX_SEARCH_LIMIT,
     META_TOOL_NAMES,
     build_meta_toolset,
     load_reply,
     read_instructions,
     unknown_skill_message,
     unreadable_message,
+    with_name_choices,
 )
-from .options import directory_list, import_encoder, resolve_skills, skill_list
+from .options import check_options, directory_list, import_encoder, resolve_skills, skill_list
 from .refusals import (
     describe_problems,
     explain_hidden_tool_refusals,
@@ -66,8 +66,6 @@ from .telemetry import traced_meta_call
 
 __all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'SkillCommand', 'Skills', 'loaded_skills')
 
-DEFAULT_ID = 'skillshelf'
-"""The capability id unless you pass another; one `Skills` per agent merges into it."""
 NAME_CHOICES_LIMIT = 30
 """Libraries of at most this many skills list the valid names in `load_skill`'s schema (an enum)."""
 RESERVED_TOOL_NAMES = (*META_TOOL_NAMES, SCRIPT_TOOL_NAME)
@@ -176,7 +174,7 @@ class Skills(AbstractCapability[AgentDepsT]):
 
     def __post_init__(self) -> None:
         self.id = self.id or DEFAULT_ID
-        self._check_options()
+        check_options(self)
         self._runner = script_runner(self.scripts)
         skills = resolve_skills(self.skills)
         encoder = import_encoder(self.encoder) if isinstance(self.encoder, str) else self.encoder
@@ -266,36 +264,11 @@ class Skills(AbstractCapability[AgentDepsT]):
 
     def _render_catalog(self) -> str:
         entries = [
-            CatalogEntry(skill.name, skill.description, _text_fields(skill.metadata))
+            CatalogEntry(skill.name, skill.description, text_fields(skill.metadata))
             for skill in self.library.skills.values()
             if skill.model_invocable  # `disable-model-invocation: true`: a skill for users to invoke only
         ]
         return render_catalog(entries, self.catalog_budget, header=self.catalog_header, entry=self.catalog_entry)
-
-    def _check_options(self) -> None:
-        """Spec values arrive unvalidated, so a mistake is caught here with the option's name."""
-        for option in ('catalog_budget', 'search_limit', 'reminders'):
-            value = getattr(self, option)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise SkillError(f'the `{option}` option of Skills must be a whole number, not {value!r}')
-        if not 1 <= self.search_limit <= MAX_SEARCH_LIMIT:
-            raise SkillError(f'the `search_limit` option of Skills must be from 1 to {MAX_SEARCH_LIMIT}')
-        for option in ('reminder_threshold', 'search_threshold'):
-            threshold = cast('object', getattr(self, option))
-            if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-                raise SkillError(f'the `{option}` option of Skills must be a number from 0 to 1, not {threshold!r}')
-        for option in ('include', 'exclude'):
-            name_patterns(getattr(self, option), option)
-        for option in ('catalog_header', 'catalog_entry'):
-            value = getattr(self, option)
-            if not isinstance(value, str) and not (value is None and option == 'catalog_header'):
-                raise SkillError(f'the `{option}` option of Skills must be text, not {value!r}')
-        check_catalog_template(self.catalog_entry)
-        for option in ('strict', 'allow_hard_links', 'auto_reload', 'script_approval', 'standard_directories'):
-            if not isinstance(getattr(self, option), bool):
-                raise SkillError(
-                    f'the `{option}` option of Skills must be true or false, not {getattr(self, option)!r}'
-                )
 
     @durable_operation(name='refresh_library')
     async def _refresh_library(self, ctx: RunContext[AgentDepsT], loaded: list[str]) -> list[str]:
@@ -411,7 +384,7 @@ class Skills(AbstractCapability[AgentDepsT]):
             if tag is not None and 'meta' in tag:
                 forgiven.add(tool_def.name)
                 if tag['meta'] == 'load' and self._name_choices:
-                    tool_def = _with_name_choices(tool_def, self._name_choices)
+                    tool_def = with_name_choices(tool_def, self._name_choices)
             if not isinstance(skill, str):
                 visible.append(tool_def)
                 continue
@@ -549,30 +522,11 @@ class Skills(AbstractCapability[AgentDepsT]):
         return await handler(args)
 
 
-def loaded_skills(messages: Sequence[ModelMessage], capability_id: str = DEFAULT_ID) -> list[str]:
-    """The skills a conversation has loaded at its end, in load order: pass a finished run's `all_messages()`, or a
-    stored history before continuing it. `capability_id` is the `id` of the `Skills` that loaded them."""
-    return loaded_from_history(messages, capability_id)
-
-
 def _skill_toolset(skill: Skill[AgentDepsT], capability_id: str) -> AbstractToolset[AgentDepsT]:
     """A skill's tools, tagged with it; a toolset that lists its tools only when it runs (an MCP server, say) is
     started only in runs that load the skill."""
     tagged = skill.toolset.with_metadata(**skill_tool_tag(capability_id, skill.name))
     return tagged if skill.tools_known else LazyToolset(tagged, capability_id, skill.name)
-
-
-def _with_name_choices(tool_def: ToolDefinition, names: list[str]) -> ToolDefinition:
-    """`load_skill`'s definition with its `name` parameter limited to `names` (a hint: the tool still explains a
-    name outside them)."""
-    schema = tool_def.parameters_json_schema
-    properties = {**schema['properties'], 'name': {**schema['properties']['name'], 'enum': names}}
-    return replace(tool_def, parameters_json_schema={**schema, 'properties': properties})
-
-
-def _text_fields(metadata: Mapping[Any, Any]) -> dict[str, str]:
-    """The frontmatter fields a catalog entry template may show: those holding text."""
-    return {key: value for key, value in metadata.items() if isinstance(key, str) and isinstance(value, str)}
 
 
 def _count_tools(skills: Iterable[Skill[Any]]) -> int:
