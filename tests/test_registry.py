@@ -76,6 +76,33 @@ def test_publish_update_remove_reach_a_worker_at_its_next_run(tmp_path: Path, ur
     assert worker.library.removed == {'deploy': 'its folder was deleted or moved'}
 
 
+def test_publish_many_is_one_change_and_all_or_nothing(tmp_path: Path, url: str) -> None:
+    publisher = SkillRegistry(url)
+    publisher.publish_markdown(skill_md('deploy', 'Deploy v1.'))
+    worker = Skills[None](sources=[SkillRegistry(url)])
+    before = publisher.version()
+    assert isinstance(before, int)
+    broken = tmp_path / 'broken'
+    broken.mkdir()
+    (broken / 'SKILL.md').write_text('---\nname: broken\n---\nNo description.\n', encoding='utf-8')
+    folders = [write_skill(tmp_path / 'lib', name, f'{name} body.', {'a.md': name}) for name in ('csv', 'deploy')]
+    with pytest.raises(SkillFormatError, match='description'):
+        publisher.publish_many([*folders, broken])
+    assert publisher.version() == before
+    assert [row[0] for row in publisher.catalog()] == ['deploy']
+
+    published = publisher.publish_many(folders)
+    assert [skill.name for skill in published] == ['csv', 'deploy']
+    assert publisher.version() == before + 1  # one change: workers see both skills at once
+    returns = run(
+        worker,
+        [call('load_skill', name='deploy'), call('load_skill', name='csv')],
+        [call('read_skill_resource', name='csv', path='a.md')],
+    )
+    assert 'deploy body.' in str(returns[0])
+    assert returns[2] == 'csv'
+
+
 def test_search_ranks_registry_skills_as_it_ranks_folder_skills(tmp_path: Path, url: str) -> None:
     registry = SkillRegistry(url)
     for name, body in [('csv-tools', 'Parse CSV files and spreadsheets.'), ('pdf-tools', 'Split PDF documents.')]:

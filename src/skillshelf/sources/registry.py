@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import sqlalchemy as sa
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
@@ -51,6 +51,8 @@ _files = sa.Table(
     sa.Column('path', sa.String(1024), primary_key=True),
     sa.Column('data', sa.LargeBinary, nullable=False),
 )
+_Prepared: TypeAlias = 'tuple[Skill[Any], dict[str, str], dict[str, bytes]]'  # a skill, its catalog row, its files
+
 _state = sa.Table(
     'skillshelf_state',
     _schema,
@@ -119,16 +121,28 @@ class SkillRegistry:
         Raises:
             SkillFormatError: the folder is not a valid skill, or a file is too large or too many.
         """
-        skill = Skill.from_folder(folder)
-        assert skill.skill_file is not None
-        files: dict[str, str | bytes] = {}
-        for path in skill.list_resources():
-            try:
-                files[path] = skill.read_resource(path)
-            except ResourceError as error:  # binary or too large: the model could not read it from the folder either
-                warnings.warn(SkillWarning(f'{skill.origin}: not published: {error}'), stacklevel=2)
-        text = read_skill_file(skill.skill_file).decode('utf-8', 'surrogateescape')
-        return self.publish_markdown(text, files)
+        return self.publish_many([folder])[0]
+
+    def publish_many(self, folders: Iterable[str | Path]) -> list[Skill[Any]]:
+        """Publish several skill folders like `publish`, in one transaction: workers see all of them or none, and a
+        large library is published in one commit instead of one per skill.
+
+        Raises:
+            SkillFormatError: a folder is not a valid skill, or a file is too large or too many; nothing is published.
+        """
+        prepared: list[_Prepared] = []
+        for folder in folders:
+            skill = Skill.from_folder(folder)
+            assert skill.skill_file is not None
+            files: dict[str, str | bytes] = {}
+            for path in skill.list_resources():
+                try:
+                    files[path] = skill.read_resource(path)
+                except ResourceError as error:  # binary or too large: unreadable from the folder too
+                    warnings.warn(SkillWarning(f'{skill.origin}: not published: {error}'), stacklevel=2)
+            prepared.append(self._prepare(read_skill_file(skill.skill_file).decode('utf-8', 'surrogateescape'), files))
+        self._store(prepared)
+        return [skill for skill, _, _ in prepared]
 
     def publish_markdown(self, text: str, files: Mapping[str, str | bytes] | None = None) -> Skill[Any]:
         """Publish a skill from `SKILL.md` text and its files (see `Skill.from_markdown`), replacing one of the same
@@ -138,6 +152,11 @@ class SkillRegistry:
             SkillFormatError: the text breaks the format, or a file's path is unsafe, its size over the read limit,
                 or there are more than `MAX_LISTED_RESOURCES` files.
         """
+        prepared = self._prepare(text, files)
+        self._store([prepared])
+        return prepared[0]
+
+    def _prepare(self, text: str, files: Mapping[str, str | bytes] | None) -> _Prepared:
         skill = Skill.from_markdown(text, files, origin=self.label)
         paths = skill.list_resources()
         if len(paths) > MAX_LISTED_RESOURCES:
@@ -153,16 +172,19 @@ class SkillRegistry:
             'body_start': skill.load_instructions(BODY_START_CHARS),
             'text': text,
         }
+        return skill, row, data
+
+    def _store(self, prepared: list[_Prepared]) -> None:
         with self.engine.begin() as connection:
             revision = self._bump(connection)  # first, so concurrent publishers wait on the counter's row lock
-            connection.execute(_files.delete().where(_files.c.skill == skill.name))
-            connection.execute(_skills.delete().where(_skills.c.name == skill.name))
-            connection.execute(_skills.insert().values(**row, revision=revision))
-            if data:
-                connection.execute(
-                    _files.insert(), [{'skill': skill.name, 'path': p, 'data': d} for p, d in data.items()]
-                )
-        return skill
+            for skill, row, data in prepared:
+                connection.execute(_files.delete().where(_files.c.skill == skill.name))
+                connection.execute(_skills.delete().where(_skills.c.name == skill.name))
+                connection.execute(_skills.insert().values(**row, revision=revision))
+                if data:
+                    connection.execute(
+                        _files.insert(), [{'skill': skill.name, 'path': p, 'data': d} for p, d in data.items()]
+                    )
 
     def remove(self, name: str) -> bool:
         """Remove the skill `name` and its files; returns whether there was one."""
