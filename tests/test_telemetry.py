@@ -193,3 +193,14 @@ def test_an_index_build_is_a_span_only_inside_a_trace(spans: InMemorySpanExporte
         Skills(SAMPLE_SKILLS, search='lexical').library.prepare_search()
     [build] = named(spans, 'skillshelf.index_build')
     assert parent_of(build) == warm_up.get_span_context().span_id
+
+
+def test_a_users_slash_command_is_a_load_span_of_the_run(spans: InMemorySpanExporter) -> None:
+    agent = Agent(
+        Script([]).model(), capabilities=[Skills(SAMPLE_SKILLS), Instrumentation(settings=InstrumentationSettings())]
+    )
+    agent.run_sync('/release-notes v2.1')
+    [load] = named(spans, 'skillshelf.load')
+    assert attributes_of(load)['skillshelf.skill'] == 'release-notes'
+    assert attributes_of(load)['skillshelf.invoked_by'] == 'user'
+    assert attributes_of(load)['skillshelf.loaded_skills'] == ('release-notes',)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pydantic import ValidationError
-from pydantic_ai import ApprovalRequired, ModelRetry, RunContext
+from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, ToolReturn
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler, durable_operation
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import ModelRequestContext
@@ -320,13 +320,17 @@ class Skills(AbstractCapability[AgentDepsT]):
         if parsed is None or skill is None or not skill.user_invocable:
             return
         name, arguments = parsed
-        if forks(skill):
-            reply = await self._fork(ctx, skill, arguments)
-        else:
+
+        async def invoke() -> ToolReturn[Any] | str:
+            if forks(skill):
+                return await self._fork(ctx, skill, arguments)
             reply = load_reply(self.library, self.capability_id, name, self._with_tools, self._skill_dir, arguments)
+            if not isinstance(reply, str) and name not in self._state.loaded:
+                self._state.loaded.append(name)
+            return reply
+
+        reply = await traced_meta_call(ctx, 'load', {'name': name, 'invoked_by': 'user'}, self._state.loaded, invoke)
         ctx.enqueue(*invocation_messages(f'{self.capability_id}-invoke-{ctx.run_id}', name, arguments, reply))
-        if not isinstance(reply, str) and name not in self._state.loaded:
-            self._state.loaded.append(name)
 
     async def _fork(self, ctx: RunContext[AgentDepsT], skill: Skill[Any], arguments: str) -> str:
         """Run a `context: fork` skill as a sub-agent (see `fork`): the parent gets its final output only."""

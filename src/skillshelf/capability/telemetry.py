@@ -51,6 +51,8 @@ async def traced_meta_call(
         attributes['logfire.msg'] = f'{span_name} {name}'
     if operation == 'search' and ctx.trace_include_content and isinstance(query := args.get('query'), str):
         attributes['skillshelf.query'] = query
+    if isinstance(invoked_by := args.get('invoked_by'), str):  # a user's `/name`, outside any tool call
+        attributes['skillshelf.invoked_by'] = invoked_by
     if operation == 'run' and isinstance(script := args.get('script'), str):
         attributes['skillshelf.script'] = script
     with ctx.tracer.start_as_current_span(span_name, attributes=attributes) as span:
