@@ -32,7 +32,13 @@ from .files import (
 )
 from .markdown import guarded_yaml
 from .markdown.bounded_read import MAX_SKILL_FILE_BYTES
-from .markdown.frontmatter import MAX_DESCRIPTION_LENGTH, MAX_FRONTMATTER_BYTES, name_problem, unencodable_problem
+from .markdown.frontmatter import (
+    MAX_DESCRIPTION_LENGTH,
+    name_problem,
+    split_frontmatter,
+    starts_with_frontmatter,
+    unencodable_problem,
+)
 from .skill import Skill
 
 __all__ = ('COMMAND_SUFFIX', 'MAX_COMMAND_DEPTH', 'commands_fingerprint', 'discover_commands')
@@ -41,7 +47,6 @@ COMMAND_SUFFIX = '.md'
 MAX_COMMAND_DEPTH = 3
 """Sub-folders below a commands directory that are read (`git/commit.md` is one level); deeper ones are reported."""
 
-_DELIMITER = re.compile(r'^---[ \t]*\r?$', re.MULTILINE)
 _FLOW_HINT = re.compile(r'^(argument-hint:[ \t]*)(\[.*)$', re.MULTILINE)
 """Claude Code's unquoted `argument-hint: [pr-number] [priority]`, which is not YAML: retried quoted."""
 
@@ -160,15 +165,9 @@ def _decoded(path: str, raw: bytes) -> str:
 
 def _split(path: str, text: str) -> tuple[dict[str, Any], str]:
     """The frontmatter fields (none without a `---` first line) and the stripped body of a command file's `text`."""
-    opening = _DELIMITER.match(text)
-    if opening is None:
+    if not starts_with_frontmatter(text):
         return {}, text.strip()
-    closing = _DELIMITER.search(text, opening.end() + 1)
-    if closing is None:
-        raise SkillFormatError(path, 'the frontmatter is not closed by a `---` line')
-    head = text[opening.end() + 1 : closing.start()]
-    if len(head.encode('utf-8')) > MAX_FRONTMATTER_BYTES:
-        raise SkillFormatError(path, f'the frontmatter is larger than {MAX_FRONTMATTER_BYTES:,} bytes')
+    head, body = split_frontmatter(path, text)
     data = _load(path, head)
     if data is None:
         data = {}
@@ -177,7 +176,7 @@ def _split(path: str, text: str) -> tuple[dict[str, Any], str]:
     fields = {str(key): value for key, value in cast('dict[Any, Any]', data).items()}
     if (problem := unencodable_problem(fields)) is not None:
         raise SkillFormatError(path, problem)
-    return fields, text[closing.end() :].strip()
+    return fields, body.strip()
 
 
 def _load(path: str, head: str) -> Any:

@@ -44,7 +44,9 @@ __all__ = (
     'read_frontmatter',
     'read_frontmatter_text',
     'read_markdown',
+    'split_frontmatter',
     'split_tool_patterns',
+    'starts_with_frontmatter',
     'unencodable',
     'unencodable_problem',
 )
@@ -272,7 +274,7 @@ def read_markdown(origin: str, text: str) -> tuple[Frontmatter, str]:
     size = _utf8_size(text)
     if size > MAX_SKILL_FILE_BYTES:
         raise SkillFormatError(origin, f'the text is {size:,} bytes; the limit is {MAX_SKILL_FILE_BYTES:,}')
-    head, body = _split(origin, text)
+    head, body = split_frontmatter(origin, text)
     if unencodable(head) is not None:
         raise SkillFormatError(origin, 'the frontmatter is not valid UTF-8 (it holds a lone surrogate)')
     notes: list[str] = []
@@ -289,7 +291,7 @@ def read_frontmatter_text(skill_file: str | Path | SkillFile) -> str:
         SkillFormatError: the file is missing, unreadable or too large, or has no closed frontmatter that fits
             in `MAX_FRONTMATTER_BYTES` of valid UTF-8.
     """
-    head, _ = _split(_path_of(skill_file), read_skill_file(skill_file).decode('utf-8', 'surrogateescape'))
+    head, _ = split_frontmatter(_path_of(skill_file), read_skill_file(skill_file).decode('utf-8', 'surrogateescape'))
     if unencodable(head) is not None:  # an undecodable byte, kept as a surrogate by the decoding above
         raise SkillFormatError(_path_of(skill_file), 'the frontmatter is not valid UTF-8')
     return head
@@ -308,15 +310,25 @@ def read_body(skill_file: str | Path | SkillFile, max_chars: int | None = None) 
         text = raw.decode('utf-8')
     except UnicodeDecodeError as error:
         raise SkillFormatError(path, f'the file is not valid UTF-8 (byte {error.start})') from error
-    return _split(path, text)[1].strip()[:max_chars]
+    return split_frontmatter(path, text)[1].strip()[:max_chars]
 
 
 def _path_of(skill_file: str | Path | SkillFile) -> str | Path:
     return skill_file.path if isinstance(skill_file, SkillFile) else skill_file
 
 
-def _split(skill_file: str | Path, text: str) -> tuple[str, str]:
-    """The frontmatter text and the body of a file's `text` (a byte-order mark is dropped)."""
+def starts_with_frontmatter(text: str) -> bool:
+    """Whether `text` opens with a `---` frontmatter line (a byte-order mark before it is ignored)."""
+    return bool(_HANDLER.detect(text.removeprefix('\ufeff')))
+
+
+def split_frontmatter(skill_file: str | Path, text: str) -> tuple[str, str]:
+    """The frontmatter text (unparsed, at most `MAX_FRONTMATTER_BYTES`) and the body of a file's `text`; a
+    byte-order mark is dropped.
+
+    Raises:
+        SkillFormatError: the text does not open with a `---` line, or its frontmatter is not closed or too large.
+    """
     text = text.removeprefix('\ufeff')
     if not _HANDLER.detect(text):
         raise SkillFormatError(skill_file, 'the file does not start with a `---` frontmatter line')
