@@ -15,6 +15,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 from .._text import one_line
 from ..library import SkillLibrary
+from .meta_tools import MAX_QUERY_CHARACTERS
 
 __all__ = ('REMINDER_TAG', 'with_reminder')
 
@@ -37,7 +38,7 @@ def with_reminder(
         return None
     hits = [
         hit
-        for hit in library.search(' '.join(text.split())[:1000], count + len(loaded))
+        for hit in library.search(' '.join(text.split())[:MAX_QUERY_CHARACTERS], count + len(loaded))
         if hit.score >= threshold and hit.name not in loaded and library.skills[hit.name].model_invocable
     ][:count]
     if not hits:

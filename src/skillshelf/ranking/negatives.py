@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .when_to_use import HEADING
+
 __all__ = ('split_body', 'split_description')
 
 
@@ -33,14 +35,14 @@ def split_description(description: str) -> tuple[str, str]:
 def split_body(body: str) -> tuple[str, str]:
     """`body` without its sections whose heading says when not to use the skill (`## When NOT to use`,
     `## Do not use for`, `## 不适用场景`), subsections included, and those sections."""
-    if not _NOT_HEADING.search('\n'.join(title for _, title in _HEADING.findall('\n' + body)).lower()):
+    if not _NOT_HEADING.search('\n'.join(title for _, title in HEADING.findall('\n' + body)).lower()):
         return body, ''
     body = '\n' + body  # a heading on the first line opens a section too
     kept: list[str] = []
     excluded: list[str] = []
     level = 0  # the level of the negative section being read, 0 outside one
     position = 0
-    for heading in _HEADING.finditer(body):
+    for heading in HEADING.finditer(body):
         heading_level, title = len(heading.group(1)), heading.group(2).lower()
         (excluded if level else kept).append(body[position : heading.start()])
         position = heading.start()
@@ -51,7 +53,6 @@ def split_body(body: str) -> tuple[str, str]:
     return ''.join(kept), ''.join(excluded)
 
 
-_HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
 _NOT_HEADING = re.compile(
     r"when (?:not|n't) to (?:use|invoke|trigger|load|call)|(?:do not|don't|never) (?:use|trigger|invoke)"
     r'|when to (?:skip|avoid)|^[\d.\s]*not for\b|anti-?triggers?|(?:does|is) not (?:for|do|cover)|out of scope'

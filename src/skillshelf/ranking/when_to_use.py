@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ('when_to_use_sections',)
+__all__ = ('HEADING', 'when_to_use_sections')
 
 
 def when_to_use_sections(body: str) -> list[str]:
@@ -20,9 +20,9 @@ def when_to_use_sections(body: str) -> list[str]:
     if body.startswith('##'):
         body = '\n' + body
     # Most bodies have no such heading: one search over their joined headings rules them out before any split.
-    if not _WHEN_TO_USE.search('\n'.join(title for _, title in _HEADING.findall(body)).lower()):
+    if not _WHEN_TO_USE.search('\n'.join(title for _, title in HEADING.findall(body)).lower()):
         return []
-    parts = _HEADING.split(body)  # text before the first heading, then (level, title, text after it) per heading
+    parts = HEADING.split(body)  # text before the first heading, then (level, title, text after it) per heading
     sections: list[str] = []
     level = 0
     for position in range(1, len(parts), 3):
@@ -37,8 +37,9 @@ def when_to_use_sections(body: str) -> list[str]:
     return sections
 
 
-# "\n#" is a literal prefix, which the regex engine scans for quickly.
-_HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
+HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
+"""A Markdown heading after a line break: its `#`s and its title. `\\n#` is a literal prefix, which the regex engine
+scans for quickly."""
 _WHEN_TO_USE = re.compile(
     r'when to (?:use|invoke|activate|trigger|load|call|reach for)|use (?:this(?: skill)?|it|me) when'
     r'|^[\d.\s]*(?:triggers?|activation)\b|trigger (?:conditions|phrases|words)'
