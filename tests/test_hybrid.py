@@ -1,13 +1,12 @@
 """Hybrid (lexical + embedding) search: choosing it, failing early without the extra, and caching vectors.
 
 Most tests use a deterministic bag of words hashed into 64 dimensions (`WordEncoder`), with a few synonyms
-folded together, so a paraphrase can match by meaning where BM25 sees no shared word. The last section runs
-the bundled all-MiniLM-L6-v2 of the `[semantic]` extra, which the dev install brings.
+folded together, so a paraphrase can match by meaning where BM25 sees no shared word. The `[semantic]` extra's
+real model is tested in `test_semantic_model.py`.
 """
 
 from __future__ import annotations
 
-import gzip
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -66,7 +65,7 @@ def write_library(root: Path, count: int) -> Path:
 
 @pytest.fixture
 def extra_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pretend onnxruntime, tokenizers and the weights are not installed (skillshelf's lookup only)."""
+    """Pretend fastembed is not installed (skillshelf's lookup only)."""
     monkeypatch.setattr(semantic, 'find_spec', lambda name, package=None: None)
 
 
@@ -320,44 +319,12 @@ def test_small_libraries_are_not_cached_but_a_refresh_embeds_only_what_changed(
     assert not cache_dir.exists()
 
 
-# ----------------------------------------------------------------------------------------------- the bundled model
-
-
-def test_the_bundled_model_finds_a_paraphrase_in_a_real_agent_run(make_script: Callable[..., Script]) -> None:
-    script = make_script([call('search_skills', query=PARAPHRASE)], [TextPart('ok')])
-    capability = Skills(skills=travel_skills(), search='hybrid')
-    messages = Agent(script.model(), capabilities=[capability]).run_sync('I need wheels').all_messages()
-
-    [matches] = tool_returns(messages, 'search_skills')
-    assert [match.name for match in matches] == ['car-rental']  # the others score below the hybrid threshold
-
-
-def test_the_bundled_model_embeds_a_text_alike_alone_and_in_any_batch() -> None:
-    encode = semantic.shared_encoder()
-    texts = [f'{n} ' + 'review the pull request and check the tests ' * (n % 7) for n in range(40)]  # two batches
-    texts[5] = 'fill in a PDF form ' * 200  # longer than the model reads: cut at 256 word pieces
-
-    together = encode(texts)
-    alone = np.concatenate([encode([text]) for text in reversed(texts)])[::-1]
-
-    assert together.shape == (40, 384)
-    assert np.allclose(np.linalg.norm(together, axis=1), 1, atol=1e-5)
-    # Padding and the length-sorted batching must not change a text's embedding or mix up the rows.
-    assert np.allclose(together, alone, atol=1e-4)
-    assert encode([]).shape == (0, 384)
-
-
-def test_the_shipped_vocabulary_lines_up_with_the_model() -> None:
-    vocabulary = gzip.decompress(semantic._VOCABULARY.read_bytes()).decode('utf-8').splitlines()  # pyright: ignore[reportPrivateUsage]
-
-    assert len(vocabulary) == 30_522
-    assert [vocabulary[n] for n in (0, 100, 101, 102, 103)] == ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
-    assert vocabulary.index('pdf') == 11135
+# ----------------------------------------------------------------------------------------------- the extra missing
 
 
 def test_a_missing_runtime_is_named_with_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, 'onnxruntime', None)  # `import onnxruntime` now fails as if not installed
-    hint = r"pip install 'skillshelf\[semantic\]' \(onnxruntime, .*no PyTorch\)"
+    monkeypatch.setitem(sys.modules, 'fastembed', None)  # `import fastembed` now fails as if not installed
+    hint = r"pip install 'skillshelf\[semantic\]' \(fastembed, .*no PyTorch\)"
 
     with pytest.raises(SemanticUnavailableError, match=hint):
         Skills(skills=travel_skills(), search='hybrid')  # found at construction, before any model loads

@@ -107,7 +107,7 @@ class SkillLibrary:
         declares (`tools:`); importing them runs code, so elsewhere they are loaded without them, with a warning.
 
         `search='hybrid'` adds embedding similarity to the lexical ranking, with `encoder` (texts →
-        L2-normalised rows) or else the bundled model of the `[semantic]` extra, loaded at the first
+        L2-normalised rows) or else the `[semantic]` extra's model, loaded at the first
         search. Passing an `encoder` implies `search='hybrid'`. `ranker` replaces both with your own ranking (see
         [`Ranker`][skillshelf.Ranker]); should it fail, a search ranks lexically and warns.
 
@@ -216,7 +216,7 @@ class SkillLibrary:
         """Rank the skills for `query`, leaving out those scoring below `threshold` (from 0 to 1); the index over the
         skills (bodies included) is built on first use.
 
-        With hybrid search the first call also embeds the skills (and loads the bundled model, once per process).
+        With hybrid search the first call also embeds the skills (and loads the default model, once per process).
         """
         try:
             return list((self._ranker or self._prepared_ranker()).search(query, limit, threshold))

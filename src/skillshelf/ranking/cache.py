@@ -3,7 +3,7 @@
 Building the index of a large library means reading and tokenising every body, so the index of a library
 with at least `CACHE_MIN_SKILLS` folder skills is saved and reused while its skills stay as they were: the
 library names the file by a hash of everything the index covers (see `LibraryCache`). Hybrid search also
-needs one embedding per skill, which takes seconds for the bundled model and money for an API embedder, so
+needs one embedding per skill, which takes seconds for the default model and money for an API embedder, so
 the same libraries keep their skills' embeddings beside the index, in one file per library location and
 model, each row under a hash of the text that was embedded: an edit re-embeds only the skills it changed.
 

@@ -66,7 +66,7 @@ class SearchOptions:
     mode: SearchMode = 'lexical'
     """`'lexical'` or `'hybrid'`; an `encoder` implies `'hybrid'`."""
     encoder: Encoder | None = None
-    """Hybrid search's embedding model; `None` means the bundled one, loaded at the first search."""
+    """Hybrid search's embedding model; `None` means the `[semantic]` extra's all-MiniLM-L6-v2, loaded at the first search."""
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     """Hybrid only: the lexical score's share (0–1); the embedding similarity gets the rest."""
     ranker: RankerFactory | None = None
@@ -125,7 +125,8 @@ def build_ranker(
     or a hybrid index over it with each skill embedded (only the skills `embeddings` does not hold yet).
 
     Raises:
-        SemanticUnavailableError: the bundled model is needed and the `[semantic]` extra is not installed.
+        SemanticUnavailableError: the default model is needed and the `[semantic]` extra is not installed, or the
+            model is neither cached nor downloadable.
         SkillError: the encoder returned something other than one row per text (its own errors pass through).
     """
     if options.mode == 'lexical':
