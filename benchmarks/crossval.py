@@ -1,0 +1,376 @@
+"""Tuning you can trust: each ranking choice chosen on some source repositories and scored on the others.
+
+    python benchmarks/crossval.py --data ../shared/bench [--folds 5]
+
+Every query of the dev files belongs to a group: its source repository for the skill-trigger sets (so all queries
+of one repository fall in the same fold), its tool for MetaTool, its function's name for BFCL. Groups are dealt
+into `--folds` folds by a hash of their name. For each fold the tuning procedure runs on the other folds' queries
+alone, and the engine it picks is scored on the fold's own queries; the cross-validated P@1 of a dataset is that
+score over all its queries, each scored by an engine tuned without its repository. The in-sample P@1 is the same
+procedure run on every query, scored on the same queries: the gap between the two is what tuning on the dev files
+adds that does not carry over to unseen repositories.
+
+The lexical procedure is one pass of coordinate ascent over `KNOBS`, from `RankingConfig()`'s defaults, maximising mean
+P@1 over the four datasets. A knob's value is printed with the folds that chose it: a knob whose choice changes
+from fold to fold, or whose in-sample gain vanishes under cross-validation, is fitting the dev files.
+With `--hybrid` (needs the `[semantic]` extra and the offline test model, see `tests/offline_model.py`), the hybrid
+search's lexical weight is chosen the same way from `WEIGHTS`, and each dataset's hybrid figure is set beside
+lexical and dense search alone. Writes `benchmarks/results/crossval.json` and regenerates `benchmarks/README.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import (
+    Dataset,
+    Skillshelf,
+    bfcl_set,
+    fmt,
+    machine,
+    markdown_table,
+    mean,
+    metatool_set,
+    ranking_metrics,
+    trigger_sets,
+    write_json,
+)
+from ablation import patched
+
+import skillshelf.ranking.lexical as lexical
+import skillshelf.ranking.tokenize as tokenizer
+from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One candidate engine: a `RankingConfig` and the parts of the engine switched off."""
+
+    config: RankingConfig = field(default_factory=RankingConfig)
+    off: frozenset[str] = frozenset()
+    """Names of `SWITCHES` that are off."""
+
+    def label(self) -> str:
+        default = RankingConfig()
+        changed = [
+            f'{f.name}={getattr(self.config, f.name)}'
+            for f in fields(default)
+            if getattr(self.config, f.name) != getattr(default, f.name)
+        ]
+        return ', '.join(changed + [f'no {name}' for name in sorted(self.off)]) or 'shipped defaults'
+
+
+SWITCHES: dict[str, Callable[[], AbstractContextManager[None]]] = {
+    'stemming': lambda: patched(tokenizer, _stem_word=lambda word: word, _stem_words=list),
+    'when-to-use keywords': lambda: patched(lexical, when_to_use_sections=lambda body: []),
+}
+"""Parts of the engine that are code, not settings: switched off by swapping a function for the run."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    values: tuple[Callable[[Engine], Engine], ...]
+    labels: tuple[str, ...]
+
+
+def _setting(name: str, *values: float) -> Knob:
+    return Knob(
+        name,
+        tuple(lambda engine, v=value: replace(engine, config=replace(engine.config, **{name: v})) for value in values),
+        tuple(str(value) for value in values),
+    )
+
+
+def _switch(name: str) -> Knob:
+    return Knob(
+        name,
+        (
+            lambda engine: replace(engine, off=engine.off - {name}),
+            lambda engine: replace(engine, off=engine.off | {name}),
+        ),
+        ('on', 'off'),
+    )
+
+
+def _repeats(*values: int) -> Knob:
+    def set_all(engine: Engine, value: int) -> Engine:
+        config = replace(engine.config, name_repeat=value, description_repeat=value, keywords_repeat=value)
+        return replace(engine, config=config)
+
+    return Knob('field repeat', tuple(lambda e, v=v: set_all(e, v) for v in values), tuple(map(str, values)))
+
+
+KNOBS = (
+    _setting('k1', 0.9, 1.2, 1.5),
+    _setting('b', 0.5, 0.75, 0.9),
+    _repeats(1, 2, 3),
+    _setting('head_weight', 0.0, 0.25, 0.5, 1.0),
+    _setting('body_chars', 0, 2000, 10_000),
+    _setting('negative_weight', 0.0, 0.5, 1.0),
+    _switch('stemming'),
+    _switch('when-to-use keywords'),
+)
+"""What the procedure tunes, in the order it tunes them; the first value of each is tried like the others."""
+
+
+class Scores:
+    """Per-query hits (right skill first) of every engine tried, computed once per engine."""
+
+    def __init__(self, datasets: list[Dataset]) -> None:
+        self.datasets = datasets
+        self._hits: dict[Engine, list[npt.NDArray[np.float64]]] = {}
+
+    def hits(self, engine: Engine) -> list[npt.NDArray[np.float64]]:
+        if engine not in self._hits:
+            with _switched_off(engine.off):
+                self._hits[engine] = [_hits(dataset, engine.config) for dataset in self.datasets]
+            print(f'  scored: {engine.label()}', flush=True)
+        return self._hits[engine]
+
+
+def _switched_off(names: frozenset[str]) -> ExitStack:
+    stack = ExitStack()
+    for name in sorted(names):
+        stack.enter_context(SWITCHES[name]())
+    return stack
+
+
+def _hits(dataset: Dataset, config: RankingConfig) -> npt.NDArray[np.float64]:
+    searcher = Skillshelf(dataset.docs, config, threshold=0)
+    return np.array(
+        [ranking_metrics(dataset, q, [p for p, _ in searcher.search(q.text, 1)])['p@1'] for q in dataset.queries]
+    )
+
+
+def group_of(dataset: Dataset, position: int) -> str:
+    """The group of a query: whole groups fall in one fold."""
+    query = dataset.queries[position]
+    if dataset.name.startswith('trigger'):
+        return query.source
+    return min(dataset.docs[p].name for p in query.relevant)
+
+
+def folds_of(dataset: Dataset, folds: int) -> npt.NDArray[np.int64]:
+    return np.array(
+        [
+            int(hashlib.sha256(group_of(dataset, i).encode()).hexdigest(), 16) % folds
+            for i in range(len(dataset.queries))
+        ]
+    )
+
+
+def tune(scores: Scores, masks: list[npt.NDArray[np.bool_]]) -> tuple[Engine, list[str]]:
+    """One pass of coordinate ascent over `KNOBS` on the queries `masks` keep; the engine and each knob's value."""
+
+    def objective(engine: Engine) -> float:
+        return mean([float(h[m].mean()) for h, m in zip(scores.hits(engine), masks, strict=True) if m.any()])
+
+    engine, chosen = Engine(), []
+    for knob in KNOBS:
+        candidates = [value(engine) for value in knob.values]
+        results = [objective(candidate) for candidate in candidates]
+        best = int(np.argmax(results))  # ties: the first value, listed as the principled one
+        engine = candidates[best]
+        chosen.append(knob.labels[best])
+    return engine, chosen
+
+
+WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
+"""The hybrid lexical weights the procedure chooses from; 1 is lexical search alone, 0 dense alone."""
+
+
+def hybrid_hits(datasets: list[Dataset]) -> dict[float, list[npt.NDArray[np.float64]]]:
+    """Per-query hits of hybrid search at every weight in `WEIGHTS`, and at 1 and 0, through `HybridIndex`."""
+    from _common import fixture_encoder
+
+    from skillshelf.ranking.embeddings import Embeddings
+    from skillshelf.ranking.hybrid import HybridIndex, document_text
+    from skillshelf.ranking.lexical import SearchDocument, SkillIndex
+
+    encoder = fixture_encoder()
+    cache = Path.home() / '.cache' / 'skillshelf-bench' / 'vectors'
+    cache.mkdir(parents=True, exist_ok=True)
+    hits: dict[float, list[npt.NDArray[np.float64]]] = {w: [] for w in (1.0, *WEIGHTS, 0.0)}
+    for dataset in datasets:
+        documents = [SearchDocument(d.name, d.description, '', d.body) for d in dataset.docs]
+        vectors = Embeddings().of([document_text(d) for d in documents], encoder, cache / f'{dataset.name}-docs')
+        texts = [q.text for q in dataset.queries]
+        query_vectors = Embeddings().of(texts, encoder, cache / f'{dataset.name}-queries')
+        lexical = SkillIndex(documents)
+        for weight, per_dataset in hits.items():
+            index = HybridIndex.from_parts(lexical, vectors, encoder, lexical_weight=weight)
+            tops = [index.rank(q.text, 1, 0.0, v) for q, v in zip(dataset.queries, query_vectors, strict=True)]
+            per_dataset.append(
+                np.array(
+                    [
+                        ranking_metrics(dataset, q, [p for p, _ in top])['p@1']
+                        for q, top in zip(dataset.queries, tops, strict=True)
+                    ]
+                )
+            )
+        print(f'  hybrid scored: {dataset.name}', flush=True)
+    return hits
+
+
+def choose_weight(hits: dict[float, list[npt.NDArray[np.float64]]], masks: list[npt.NDArray[np.bool_]]) -> float:
+    """The weight in `WEIGHTS` with the best mean P@1 over the datasets, on the queries `masks` keep."""
+    return max(WEIGHTS, key=lambda w: mean([float(h[m].mean()) for h, m in zip(hits[w], masks, strict=True)]))
+
+
+def cross_validate_hybrid(datasets: list[Dataset], fold_of: list[npt.NDArray[np.int64]], folds: int) -> dict[str, Any]:
+    hits = hybrid_hits(datasets)
+    everything = [np.ones(len(d.queries), dtype=bool) for d in datasets]
+    in_sample = choose_weight(hits, everything)
+    cross_validated = [np.zeros(len(d.queries)) for d in datasets]
+    chosen: list[float] = []
+    for fold in range(folds):
+        weight = choose_weight(hits, [f != fold for f in fold_of])
+        chosen.append(weight)
+        for held_out, h, f in zip(cross_validated, hits[weight], fold_of, strict=True):
+            held_out[f == fold] = h[f == fold]
+    rows = [
+        {
+            'dataset': dataset.name,
+            'lexical': float(hits[1.0][i].mean()),
+            'dense': float(hits[0.0][i].mean()),
+            'hybrid_in_sample': float(hits[in_sample][i].mean()),
+            'hybrid_cross_validated': float(cross_validated[i].mean()),
+            'by_weight': {str(w): float(hits[w][i].mean()) for w in WEIGHTS},
+        }
+        for i, dataset in enumerate(datasets)
+    ]
+    return {'weight_in_sample': in_sample, 'weight_by_fold': chosen, 'rows': rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--data', type=Path, required=True)
+    parser.add_argument('--folds', type=int, default=5)
+    parser.add_argument('--hybrid', action='store_true', help='also choose the hybrid lexical weight')
+    parser.add_argument('--no-readme', action='store_true')
+    args = parser.parse_args()
+    datasets = [*trigger_sets(args.data), metatool_set(args.data), bfcl_set(args.data)]
+    scores = Scores(datasets)
+    fold_of = [folds_of(dataset, args.folds) for dataset in datasets]
+    everything = [np.ones(len(d.queries), dtype=bool) for d in datasets]
+
+    print('tuning on every query (in-sample)', flush=True)
+    in_sample_engine, in_sample_choice = tune(scores, everything)
+    cross_validated = [np.zeros(len(d.queries)) for d in datasets]
+    choices: list[list[str]] = []
+    for fold in range(args.folds):
+        print(f'fold {fold + 1} of {args.folds}', flush=True)
+        engine, chosen = tune(scores, [f != fold for f in fold_of])
+        choices.append(chosen)
+        for held_out, hits, f in zip(cross_validated, scores.hits(engine), fold_of, strict=True):
+            held_out[f == fold] = hits[f == fold]
+
+    shipped = scores.hits(Engine())
+    rows = [
+        {
+            'dataset': dataset.name,
+            'queries': len(dataset.queries),
+            'shipped_in_sample': float(shipped[i].mean()),
+            'tuned_in_sample': float(scores.hits(in_sample_engine)[i].mean()),
+            'cross_validated': float(cross_validated[i].mean()),
+        }
+        for i, dataset in enumerate(datasets)
+    ]
+    knobs = [
+        {
+            'knob': knob.name,
+            'in_sample': in_sample_choice[k],
+            'folds': [chosen[k] for chosen in choices],
+        }
+        for k, knob in enumerate(KNOBS)
+    ]
+    payload = {
+        'machine': machine(),
+        'folds': args.folds,
+        'threshold': DEFAULT_THRESHOLD,
+        'in_sample_engine': in_sample_engine.label(),
+        'rows': rows,
+        'knobs': knobs,
+    }
+    if args.hybrid:
+        payload['hybrid'] = cross_validate_hybrid(datasets, fold_of, args.folds)
+    print(report(payload))
+    print(f'wrote {write_json("crossval", payload)}')
+    if not args.no_readme:
+        from report import write_readme
+
+        print(f'wrote {write_readme()}')
+
+
+def report(payload: dict[str, Any]) -> str:
+    lines = [
+        markdown_table(
+            ['dataset', 'queries', 'shipped, in-sample', 'tuned, in-sample', 'tuned, cross-validated', 'gap (points)'],
+            [
+                [
+                    r['dataset'],
+                    str(r['queries']),
+                    fmt(r['shipped_in_sample']),
+                    fmt(r['tuned_in_sample']),
+                    fmt(r['cross_validated']),
+                    f'{100 * (r["tuned_in_sample"] - r["cross_validated"]):.1f}',
+                ]
+                for r in payload['rows']
+            ],
+        ),
+        '',
+        markdown_table(
+            ['knob', 'chosen on every query', 'chosen in each fold'],
+            [[k['knob'], k['in_sample'], ', '.join(k['folds'])] for k in payload['knobs']],
+        ),
+    ]
+    hybrid = payload.get('hybrid')
+    if hybrid:
+        weights = list(hybrid['rows'][0]['by_weight'])
+        lines += [
+            '',
+            f'Hybrid lexical weight chosen on every query: {hybrid["weight_in_sample"]}; in each fold: '
+            + ', '.join(str(w) for w in hybrid['weight_by_fold']),
+            '',
+            markdown_table(
+                [
+                    'dataset',
+                    'lexical',
+                    'dense',
+                    'hybrid, in-sample',
+                    'hybrid, cross-validated',
+                    'best part',
+                    *[f'w={w}' for w in weights],
+                ],
+                [
+                    [
+                        r['dataset'],
+                        fmt(r['lexical']),
+                        fmt(r['dense']),
+                        fmt(r['hybrid_in_sample']),
+                        fmt(r['hybrid_cross_validated']),
+                        fmt(max(r['lexical'], r['dense'])),
+                        *[fmt(r['by_weight'][w]) for w in weights],
+                    ]
+                    for r in hybrid['rows']
+                ],
+            ),
+        ]
+    return '\n'.join(lines)
+
+
+if __name__ == '__main__':
+    main()
