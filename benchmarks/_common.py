@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import bm25s
 import numpy as np
+import numpy.typing as npt
 
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SkillIndex
 from skillshelf.ranking.semantic import Encoder, load_encoder
@@ -386,3 +387,13 @@ def fixture_encoder() -> Encoder:
 
     cache = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'skillshelf-bench' / 'minilm-int8'
     return load_encoder(offline_model_folder(cache))
+
+
+def cached_embeddings(texts: Sequence[str], encoder: Encoder, name: str) -> npt.NDArray[np.float32]:
+    """`encoder`'s rows for `texts`, kept between benchmark runs under `~/.cache/skillshelf-bench/vectors/<name>`
+    by the library's own embedding cache (rows are reused only for the same text and the same model)."""
+    from skillshelf.ranking.embeddings import Embeddings
+
+    cache = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'skillshelf-bench' / 'vectors'
+    cache.mkdir(parents=True, exist_ok=True)
+    return Embeddings().of(texts, encoder, cache / name)

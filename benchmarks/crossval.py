@@ -194,21 +194,18 @@ WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
 
 def hybrid_hits(datasets: list[Dataset]) -> dict[float, list[npt.NDArray[np.float64]]]:
     """Per-query hits of hybrid search at every weight in `WEIGHTS`, and at 1 and 0, through `HybridIndex`."""
-    from _common import fixture_encoder
+    from _common import cached_embeddings, fixture_encoder
 
-    from skillshelf.ranking.embeddings import Embeddings
     from skillshelf.ranking.hybrid import HybridIndex, document_text
     from skillshelf.ranking.lexical import SearchDocument, SkillIndex
 
     encoder = fixture_encoder()
-    cache = Path.home() / '.cache' / 'skillshelf-bench' / 'vectors'
-    cache.mkdir(parents=True, exist_ok=True)
     hits: dict[float, list[npt.NDArray[np.float64]]] = {w: [] for w in (1.0, *WEIGHTS, 0.0)}
     for dataset in datasets:
         documents = [SearchDocument(d.name, d.description, '', d.body) for d in dataset.docs]
-        vectors = Embeddings().of([document_text(d) for d in documents], encoder, cache / f'{dataset.name}-docs')
+        vectors = cached_embeddings([document_text(d) for d in documents], encoder, f'{dataset.name}-docs')
         texts = [q.text for q in dataset.queries]
-        query_vectors = Embeddings().of(texts, encoder, cache / f'{dataset.name}-queries')
+        query_vectors = cached_embeddings(texts, encoder, f'{dataset.name}-queries')
         lexical = SkillIndex(documents)
         for weight, per_dataset in hits.items():
             index = HybridIndex.from_parts(lexical, vectors, encoder, lexical_weight=weight)

@@ -330,3 +330,20 @@ def test_a_missing_runtime_is_named_with_the_pip_command(monkeypatch: pytest.Mon
         Skills(skills=travel_skills(), search='hybrid')  # found at construction, before any model loads
     with pytest.raises(SemanticUnavailableError, match=hint):
         semantic.load_encoder()
+
+
+def test_each_skill_is_embedded_with_the_start_of_its_body(tmp_path: Path) -> None:
+    folder = tmp_path / 'fleet-tools'
+    folder.mkdir()
+    opening = 'Use this to hire an automobile for the team.'
+    (folder / 'SKILL.md').write_text(
+        f'---\nname: fleet-tools\ndescription: Company vehicle paperwork.\n---\n{opening}\n{"x" * 2000} tail-marker\n',
+        encoding='utf-8',
+    )
+    encoder = WordEncoder()
+    library = SkillLibrary.build(directories=[tmp_path], encoder=encoder, lexical_weight=0.0)
+
+    assert library.search('rent a car', 1)[0].name == 'fleet-tools'  # found through its body's words
+    embedded = next(text for text in encoder.texts if 'paperwork' in text)
+    assert opening in embedded
+    assert 'tail-marker' not in embedded  # only the start of the body: the model reads 256 word pieces

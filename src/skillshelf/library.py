@@ -7,7 +7,7 @@ import hashlib
 import os
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -265,16 +265,15 @@ class SkillLibrary:
             return self._ranker
         cache = self._search_cache(skills, headlines)
         index = self._lexical_index(skills, headlines, cache)
-        self._ranker = build_ranker(index, headlines, self._search, self._embeddings, cache)
+        bodies = _bodies_of(skills)
+        self._ranker = build_ranker(index, headlines, bodies, self._search, self._embeddings, cache)
         return self._ranker
 
     def _lexical_index(
         self, skills: list[Skill[Any]], headlines: list[SearchDocument], cache: LibraryCache | None
     ) -> SkillIndex:
         if self._index is None:
-            self._index = lexical_index(
-                headlines, lambda chars: [_body(skill, chars) for skill in skills], _RANKING, cache
-            )
+            self._index = lexical_index(headlines, _bodies_of(skills), _RANKING, cache)
         return self._index
 
     def _fallback_index(self) -> SkillIndex:
@@ -407,6 +406,11 @@ def _trusted(trusted_directories: Sequence[str | Path], directories: Sequence[Pa
 def _headlines(skills: list[Skill[Any]]) -> list[SearchDocument]:
     """Each skill's searchable text without its body, which is read only when the index is built."""
     return [SearchDocument(skill.name, skill.description, skill.keywords) for skill in skills]
+
+
+def _bodies_of(skills: list[Skill[Any]]) -> Callable[[int], list[str]]:
+    """Reads the start (`chars` characters) of each skill's body, when the index or the embeddings need it."""
+    return lambda chars: [_body(skill, chars) for skill in skills]
 
 
 def _body(skill: Skill[Any], chars: int) -> str:

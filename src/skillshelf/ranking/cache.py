@@ -49,7 +49,7 @@ CACHE_MIN_SKILLS = 200
 """Smaller libraries index in well under a tenth of a second; caching them would only litter the disk."""
 _FORMAT = 7
 """Bump when the tokeniser, what is indexed or the index layout changes, so old cache files are not reused."""
-_VECTOR_FORMAT = 2
+_VECTOR_FORMAT = 3
 """Bump when what is embedded for a skill (`hybrid.document_text`) or the vector file layout changes."""
 _OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
 _UNREADABLE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile)

@@ -16,7 +16,7 @@ import numpy.typing as npt
 from .lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
 from .semantic import Encoder, shared_encoder, unit_rows
 
-__all__ = ('DEFAULT_LEXICAL_WEIGHT', 'HybridIndex', 'document_text')
+__all__ = ('DEFAULT_LEXICAL_WEIGHT', 'EMBEDDED_BODY_CHARS', 'HybridIndex', 'document_text')
 
 DEFAULT_LEXICAL_WEIGHT = 0.75
 """Of the weights that rank no dev set worse than lexical search alone, the one with the best mean P@1 over
@@ -24,10 +24,20 @@ the four (see `benchmarks/README.md`, semantic section). A lower weight helps pa
 (MetaTool) and hurts requests worded like the skill's author (the skill-trigger sets)."""
 
 
+EMBEDDED_BODY_CHARS = 1500
+"""How much of a skill's body follows its headline in the text that is embedded: the model reads only 256 word
+pieces, and what is left of them after the name, description and keywords goes to the start of the body."""
+
+
 def document_text(document: SearchDocument) -> str:
-    """What is embedded for a skill: its name as words, description and keywords (the model reads 256 tokens)."""
+    """What is embedded for a skill: its name as words, description, keywords and the start of its body.
+
+    Filling the model's window with the body start raised dense P@1 on every dev set (trigger 0.476 → 0.500, pooled
+    0.378 → 0.407, MetaTool 0.542 → 0.578, BFCL 0.549 → 0.625), at about twice the time to embed a library.
+    """
     name = document.name.replace('-', ' ').replace('_', ' ')
-    return ' '.join(part for part in (f'{name}:', document.description, document.keywords) if part)
+    body = ' '.join(document.body[:EMBEDDED_BODY_CHARS].split())
+    return ' '.join(part for part in (f'{name}:', document.description, document.keywords, body) if part)
 
 
 class HybridIndex:

@@ -14,7 +14,7 @@ from typing import Literal, Protocol, cast
 from ..errors import SkillError
 from .cache import LibraryCache, load_index, save_index
 from .embeddings import Embeddings
-from .hybrid import DEFAULT_LEXICAL_WEIGHT, HybridIndex, document_text
+from .hybrid import DEFAULT_LEXICAL_WEIGHT, EMBEDDED_BODY_CHARS, HybridIndex, document_text
 from .lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
 from .semantic import Encoder, check_available, shared_encoder
 
@@ -117,12 +117,14 @@ def lexical_index(
 def build_ranker(
     lexical: SkillIndex,
     headlines: Sequence[SearchDocument],
+    read_bodies: Callable[[int], Sequence[str]],
     options: SearchOptions,
     embeddings: Embeddings,
     cache: LibraryCache | None,
 ) -> Ranker:
     """The ranker `options` choose over the skills of `lexical` (their `headlines` in the same order): that index,
-    or a hybrid index over it with each skill embedded (only the skills `embeddings` does not hold yet).
+    or a hybrid index over it with each skill embedded (only the skills `embeddings` does not hold yet), its
+    headline followed by the start of its body (`read_bodies(chars)`).
 
     Raises:
         SemanticUnavailableError: the default model is needed and the `[semantic]` extra is not installed, or the
@@ -133,7 +135,9 @@ def build_ranker(
         return lexical
     encoder = shared_encoder() if options.encoder is None else options.encoder
     file = None if cache is None else cache.vectors_file(encoder)
-    vectors = embeddings.of([document_text(headline) for headline in headlines], encoder, file)
+    bodies = read_bodies(EMBEDDED_BODY_CHARS)
+    texts = [document_text(replace(headline, body=body)) for headline, body in zip(headlines, bodies, strict=True)]
+    vectors = embeddings.of(texts, encoder, file)
     return HybridIndex.from_parts(lexical, vectors, encoder, lexical_weight=options.lexical_weight)
 
 
