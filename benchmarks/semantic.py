@@ -44,7 +44,7 @@ from discovery import evaluate, table
 from skillshelf.ranking.hybrid import DEFAULT_LEXICAL_WEIGHT, HybridIndex, document_text
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument
 
-WEIGHTS = (0.0, 0.3, 0.5, 0.75)
+WEIGHTS = (0.0, 0.3, 0.5, 0.6, 0.75)
 
 
 class Precomputed:

@@ -40,7 +40,7 @@ get are left out.
 On the dev files this drops no right answer at rank 1 (see `benchmarks/README.md`); it removes matches
 that share only a common word with the query. Lexical scores cannot tell a near-miss request from a real one.
 Hybrid search drops almost no right answer with it either (0.2 would cost MetaTool a point), and keeps a pure
-paraphrase, which scores only its embedding share, when its cosine similarity reaches 0.4.
+paraphrase, which scores only its embedding share, when its cosine similarity reaches 0.25 (at the default lexical weight, 0.6).
 """
 
 
