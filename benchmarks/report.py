@@ -237,7 +237,41 @@ def crossval_section(payload: dict[str, Any]) -> list[str]:
         '',
         report(payload),
         '',
+        *_generalisation_targets(payload),
     ]
+
+
+def _generalisation_targets(payload: dict[str, Any]) -> list[str]:
+    """Issue 22's targets against the cross-validation and discovery results."""
+    rows: list[list[str]] = []
+    for row in payload['rows']:
+        if row['dataset'].startswith('trigger'):
+            gap = 100 * (row['tuned_in_sample'] - row['cross_validated'])
+            rows.append(
+                [f'{row["dataset"]}: in-sample − cross-validated P@1 (points)', f'{gap:.1f}', '≤ 2', _met(gap <= 2)]
+            )
+    for row in payload.get('hybrid', {}).get('rows', []):
+        best = max(row['lexical'], row['dense'])
+        hybrid = row['hybrid_cross_validated']
+        rows.append(
+            [
+                f'{row["dataset"]}: hybrid (cross-validated) − best part',
+                f'{100 * (hybrid - best):+.1f}',
+                '≥ 0',
+                _met(hybrid >= best),
+            ]
+        )
+        if row['dataset'] == 'metatool':
+            rows.append(['MetaTool hybrid P@1 (cross-validated)', fmt(hybrid), '≥ 0.55', _met(hybrid >= 0.55)])
+    trigger = _method(_load('discovery'), 'trigger')
+    if 'negatives_false_first' in trigger:
+        value = trigger['negatives_false_first']
+        rows.append(["trigger set: negatives' skill ranked first", fmt(value), '≤ 0.15', _met(value <= 0.15)])
+    return ['### Issue 22 targets', '', markdown_table(['target', 'measured', 'goal', ''], rows), '']
+
+
+def _met(met: bool) -> str:
+    return 'met' if met else 'missed'
 
 
 def targets_section() -> list[str]:
