@@ -73,6 +73,8 @@ def figure(name: str, value: int, detail: str) -> None:
     LEDGER.figures[name] = (value, detail)
 
 
+_GIT_CACHE_KEY = re.compile(r'(/git/)[0-9a-f]{24}\b')
+"""A git source's cache folder, named by a hash of its URL (a temporary path in the tests)."""
 _TEMP = re.compile(r"(?:/private)?/(?:tmp|var/folders)/[^\s'\"`)]*")
 
 
@@ -80,7 +82,9 @@ def _clean(text: str, root: Path | str | None) -> str:
     """One line, without machine-specific temporary paths, short enough for a table cell."""
     if root is not None:
         text = text.replace(str(root), '<lib>')
+    text = text.replace(f"'{os.getcwd()}'", "'<cwd>'")  # the checkout's path, wherever the tests run
     text = _TEMP.sub('<tmp>', text)
+    text = _GIT_CACHE_KEY.sub(r'\1<key>', text)
     text = text.encode('utf-8', errors='backslashreplace').decode('utf-8')  # lone surrogates from odd file names
     text = ' '.join(text.split())
     return text if len(text) <= 220 else text[:219] + '…'
