@@ -6,6 +6,7 @@ Also: skill folders edited or deleted between runs, and a skill deleted while a 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import threading
 from collections import Counter
@@ -146,10 +147,24 @@ async def test_200_concurrent_runs_on_one_agent_never_see_each_others_skills() -
 
 
 def write_skill(library: Path, name: str, body: str) -> Path:
+    """Write (or rewrite) a skill as an editor or a deploy does: each file replaced whole, a new folder moved in
+    complete. Runs refresh the library in worker threads while other runs write, and half a file is not a skill."""
     folder = library / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / 'SKILL.md').write_text(f'---\nname: {name}\ndescription: The {name} skill.\n---\n{body}\n', 'utf-8')
-    (folder / 'notes.md').write_text(f'{name} notes', 'utf-8')
+    files = {
+        'SKILL.md': f'---\nname: {name}\ndescription: The {name} skill.\n---\n{body}\n',
+        'notes.md': f'{name} notes',
+    }
+    staging = library.parent / f'.staging-{name}'  # beside the library, never read by it
+    staging.mkdir(parents=True, exist_ok=True)
+    for file, text in files.items():
+        (staging / file).write_text(text, 'utf-8')
+    if folder.is_dir():
+        for file in files:
+            os.replace(staging / file, folder / file)
+        staging.rmdir()
+    else:
+        library.mkdir(parents=True, exist_ok=True)
+        os.rename(staging, folder)
     return folder
 
 
