@@ -81,9 +81,13 @@ SWITCHES: dict[str, Callable[[], AbstractContextManager[None]]] = {
 
 @dataclass(frozen=True)
 class Knob:
+    """One choice the tuning procedure makes."""
+
     name: str
     values: tuple[Callable[[Engine], Engine], ...]
+    """Each value, as a change to an engine."""
     labels: tuple[str, ...]
+    """How each value is printed."""
 
 
 def _setting(name: str, *values: float) -> Knob:
@@ -123,7 +127,7 @@ KNOBS = (
     _switch('stemming'),
     _switch('when-to-use keywords'),
 )
-"""What the procedure tunes, in the order it tunes them; the first value of each is tried like the others."""
+"""What the procedure tunes, in the order it tunes them, each starting from the engine the knobs before it chose."""
 
 
 class Scores:
@@ -182,7 +186,7 @@ def tune(scores: Scores, masks: list[npt.NDArray[np.bool_]]) -> tuple[Engine, li
     for knob in KNOBS:
         candidates = [value(engine) for value in knob.values]
         results = [objective(candidate) for candidate in candidates]
-        best = int(np.argmax(results))  # ties: the first value, listed as the principled one
+        best = int(np.argmax(results))  # a tie goes to the value listed first
         engine = candidates[best]
         chosen.append(knob.labels[best])
     return engine, chosen
