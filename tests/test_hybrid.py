@@ -347,3 +347,21 @@ def test_each_skill_is_embedded_with_the_start_of_its_body(tmp_path: Path) -> No
     embedded = next(text for text in encoder.texts if 'paperwork' in text)
     assert opening in embedded
     assert 'tail-marker' not in embedded  # only the start of the body: the model reads 256 word pieces
+
+
+def test_building_hybrid_search_reads_each_skill_body_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import skillshelf.skill
+
+    library = SkillLibrary.build(directories=[write_library(tmp_path, 5)], encoder=WordEncoder())
+    reads: list[int | None] = []
+    read_body = skillshelf.skill.read_body
+
+    def counted(file: Any, max_chars: int | None = None) -> str:
+        reads.append(max_chars)
+        return read_body(file, max_chars)
+
+    monkeypatch.setattr(skillshelf.skill, 'read_body', counted)
+    library.prepare_search()
+
+    assert len(reads) == 5  # the index and the embeddings share one read of each body start
+    assert library.search('topic3 work', 1)[0].name == 'skill-003'

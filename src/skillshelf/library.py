@@ -264,16 +264,16 @@ class SkillLibrary:
             self._ranker = custom_ranker(self._search.ranker, documents)
             return self._ranker
         cache = self._search_cache(skills, headlines)
-        index = self._lexical_index(skills, headlines, cache)
-        bodies = _bodies_of(skills)
+        bodies = _BodyStarts(skills)  # read once: the index and the embeddings both take the start of each body
+        index = self._lexical_index(headlines, bodies, cache)
         self._ranker = build_ranker(index, headlines, bodies, self._search, self._embeddings, cache)
         return self._ranker
 
     def _lexical_index(
-        self, skills: list[Skill[Any]], headlines: list[SearchDocument], cache: LibraryCache | None
+        self, headlines: list[SearchDocument], bodies: Callable[[int], list[str]], cache: LibraryCache | None
     ) -> SkillIndex:
         if self._index is None:
-            self._index = lexical_index(headlines, _bodies_of(skills), _RANKING, cache)
+            self._index = lexical_index(headlines, bodies, _RANKING, cache)
         return self._index
 
     def _fallback_index(self) -> SkillIndex:
@@ -283,7 +283,7 @@ class SkillLibrary:
                 return self._index
             skills = list(self.skills.values())
             headlines = _headlines(skills)
-            return self._lexical_index(skills, headlines, self._search_cache(skills, headlines))
+            return self._lexical_index(headlines, _BodyStarts(skills), self._search_cache(skills, headlines))
 
     def index_cache_path(self) -> Path | None:
         """The file this library's search index is cached in, or `None` when it is not cached (caching is off, or
@@ -408,9 +408,22 @@ def _headlines(skills: list[Skill[Any]]) -> list[SearchDocument]:
     return [SearchDocument(skill.name, skill.description, skill.keywords) for skill in skills]
 
 
-def _bodies_of(skills: list[Skill[Any]]) -> Callable[[int], list[str]]:
-    """Reads the start (`chars` characters) of each skill's body, when the index or the embeddings need it."""
-    return lambda chars: [_body(skill, chars) for skill in skills]
+class _BodyStarts:
+    """The start of each skill's body, for the index and then the embeddings: a start no longer than the last one read
+    is cut from it, so the skills' files are read once per ranker build (and only what is asked for is kept)."""
+
+    def __init__(self, skills: list[Skill[Any]]) -> None:
+        self._skills = skills
+        self._chars = -1
+        self._starts: list[str] = []
+
+    def __call__(self, chars: int) -> list[str]:
+        if chars > self._chars:
+            self._starts = [_body(skill, chars) for skill in self._skills]
+        else:
+            self._starts = [start[:chars] for start in self._starts]
+        self._chars = chars
+        return self._starts
 
 
 def _body(skill: Skill[Any], chars: int) -> str:
