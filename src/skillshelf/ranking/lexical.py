@@ -26,9 +26,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .bm25 import BM25Matrix, IntArray, SmallIntArray
-from .negatives import split_body, split_description
+from .negatives import says_when_not_to_use, split_body, split_description
 from .tokenize import decode_piece, piece_bytes, split_identifier, terms_of_pieces, tokenize
-from .when_to_use import when_to_use_sections
+from .when_to_use import heading_titles, says_when_to_use, when_to_use_sections
 
 __all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex', 'top_hits')
 
@@ -303,9 +303,14 @@ def _int_array(buffer: array[int]) -> IntArray:
 
 
 def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str, str, str, str]:
-    body, body_negatives = split_body(document.body[:body_chars] if body_chars > 0 else '')
+    body = document.body[:body_chars] if body_chars > 0 else ''
+    # Most bodies have neither kind of section: one scan of their headings rules out both (what `split_body` keeps
+    # has no heading this scan did not see).
+    titles = heading_titles(body)
+    body, body_negatives = split_body(body) if says_when_not_to_use(titles) else (body, '')
     description, description_negatives = split_description(document.description)
-    keywords = ' '.join(filter(None, (document.keywords, *when_to_use_sections(body))))
+    sections = when_to_use_sections(body) if says_when_to_use(titles) else []
+    keywords = ' '.join(filter(None, (document.keywords, *sections)))
     negatives = f'{description_negatives}\n{body_negatives}'
     return split_identifier(document.name), description, keywords, body, negatives
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from .when_to_use import HEADING
+from .when_to_use import HEADING, heading_titles
 
-__all__ = ('split_body', 'split_description')
+__all__ = ('says_when_not_to_use', 'split_body', 'split_description')
 
 
 def split_description(description: str) -> tuple[str, str]:
@@ -35,7 +35,7 @@ def split_description(description: str) -> tuple[str, str]:
 def split_body(body: str) -> tuple[str, str]:
     """`body` without its sections whose heading says when not to use the skill (`## When NOT to use`,
     `## Do not use for`, `## 不适用场景`), subsections included, and those sections."""
-    if not _NOT_HEADING.search('\n'.join(title for _, title in HEADING.findall('\n' + body)).lower()):
+    if not says_when_not_to_use(heading_titles(body)):
         return body, ''
     body = '\n' + body  # a heading on the first line opens a section too
     kept: list[str] = []
@@ -51,6 +51,12 @@ def split_body(body: str) -> tuple[str, str]:
         level = heading_level if _NOT_HEADING.search(title) else 0
     (excluded if level else kept).append(body[position:])
     return ''.join(kept), ''.join(excluded)
+
+
+def says_when_not_to_use(titles: str) -> bool:
+    """Whether heading `titles` (see `when_to_use.heading_titles`) include one over a "when not to use" section; if
+    not, `split_body` keeps the body whole."""
+    return _NOT_HEADING.search(titles) is not None
 
 
 _NOT_HEADING = re.compile(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ('HEADING', 'when_to_use_sections')
+__all__ = ('HEADING', 'heading_titles', 'says_when_to_use', 'when_to_use_sections')
 
 
 def when_to_use_sections(body: str) -> list[str]:
@@ -20,7 +20,7 @@ def when_to_use_sections(body: str) -> list[str]:
     if body.startswith('##'):
         body = '\n' + body
     # Most bodies have no such heading: one search over their joined headings rules them out before any split.
-    if not _WHEN_TO_USE.search('\n'.join(title for _, title in HEADING.findall(body)).lower()):
+    if not says_when_to_use(heading_titles(body)):
         return []
     parts = HEADING.split(body)  # text before the first heading, then (level, title, text after it) per heading
     sections: list[str] = []
@@ -35,6 +35,18 @@ def when_to_use_sections(body: str) -> list[str]:
         if level:
             sections.append(section)
     return sections
+
+
+def heading_titles(body: str) -> str:
+    """The titles of the Markdown headings of `body` (one on its first line included), lower-cased, one a line: what
+    `says_when_to_use` and `negatives.says_when_not_to_use` read, so one scan of a body serves both."""
+    return '\n'.join(title for _, title in HEADING.findall('\n' + body)).lower()
+
+
+def says_when_to_use(titles: str) -> bool:
+    """Whether heading `titles` (see `heading_titles`) include one over a "when to use" section; if not, the body
+    has none."""
+    return _WHEN_TO_USE.search(titles) is not None
 
 
 HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
