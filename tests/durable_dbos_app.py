@@ -10,39 +10,27 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from dbos import DBOS, DBOSConfig, SetWorkflowID
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent
 from pydantic_ai.durable_exec.dbos import DBOSDurability
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from skillshelf import Skill, Skills
+from skillshelf import Skills
 from skillshelf.capability.dbos_steps import SkillSteps
+
+from durable_weather import crash_at_chosen_request, weather_skill, what_the_model_saw
 
 WORKFLOW_ID = 'trip-1'
 WORK = Path(sys.argv[1])
 MODE = sys.argv[2]
 DATABASE = sys.argv[3]
 
-weather = Skill(
-    name='weather',
-    description='Forecasts for a city.',
-    instructions='Give the temperature in °C.',
-)
-
-
-@weather.tool
-async def forecast(ctx: RunContext[None], city: str) -> str:
-    """The forecast for a city."""
-    with (WORK / 'forecast.log').open('a') as log:
-        log.write(f'{os.getpid()} {city}\n')
-    return f'{city}: sunny, 21 °C'
-
+weather = weather_skill(WORK)
 
 SCRIPT: list[list[ToolCallPart | TextPart]] = [
     [ToolCallPart('load_skill', {'name': 'packing'}), ToolCallPart('load_skill', {'name': 'weather'})],
@@ -55,21 +43,9 @@ seen: list[dict[str, Any]] = []
 def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """One scripted response per request; which request this is follows from the history, as on a real model."""
     step = sum(isinstance(message, ModelResponse) for message in messages)
-    seen.append(
-        {
-            'request': step + 1,
-            'tools': sorted(tool.name for tool in info.function_tools),
-            'returns': [
-                [part.tool_name, str(part.content)]
-                for message in messages
-                if isinstance(message, ModelRequest)
-                for part in message.parts
-                if isinstance(part, ToolReturnPart)
-            ],
-        }
-    )
-    if MODE == 'start' and str(step + 1) == (WORK / 'kill_at').read_text().strip():
-        os.kill(os.getpid(), signal.SIGKILL)  # a crash: nothing after this point is recorded or cleaned up
+    seen.append(what_the_model_saw(step + 1, messages, info))
+    if MODE == 'start':
+        crash_at_chosen_request(WORK, step + 1)
     return ModelResponse(parts=list(SCRIPT[step]))
 
 

@@ -14,41 +14,29 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, PydanticAIWorkflow, TemporalDurability
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from skillshelf import Skill, Skills
+from skillshelf import Skills
+
+from durable_weather import crash_at_chosen_request, weather_skill, what_the_model_saw
 
 WORK = Path(os.environ['SKILLSHELF_TEMPORAL_WORK'])
 WORKFLOW_ID = f'trip-{WORK.name}'
 TASK_QUEUE = f'skillshelf-{WORK.name}'  # one per test, so tests sharing a server never share a worker
 
-weather = Skill(
-    name='weather',
-    description='Forecasts for a city.',
-    instructions='Give the temperature in °C.',
-)
-
-
-@weather.tool
-async def forecast(ctx: RunContext[None], city: str) -> str:
-    """The forecast for a city."""
-    with (WORK / 'forecast.log').open('a') as log:
-        log.write(f'{os.getpid()} {city}\n')
-    return f'{city}: sunny, 21 °C'
-
+weather = weather_skill(WORK)
 
 SCRIPT: list[list[ToolCallPart | TextPart]] = [
     # the first run
@@ -69,21 +57,9 @@ def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """One scripted response per request (it runs in the model-request activity); which request this is follows
     from the history, as on a real model."""
     step = sum(isinstance(message, ModelResponse) for message in messages)
-    seen.append(
-        {
-            'request': step + 1,
-            'tools': sorted(tool.name for tool in info.function_tools),
-            'returns': [
-                [part.tool_name, str(part.content)]
-                for message in messages
-                if isinstance(message, ModelRequest)
-                for part in message.parts
-                if isinstance(part, ToolReturnPart)
-            ],
-        }
-    )
-    if sys.argv[-1] == 'start' and str(step + 1) == (WORK / 'kill_at').read_text().strip():
-        os.kill(os.getpid(), signal.SIGKILL)  # a crash: nothing after this point is recorded or cleaned up
+    seen.append(what_the_model_saw(step + 1, messages, info))
+    if sys.argv[-1] == 'start':
+        crash_at_chosen_request(WORK, step + 1)
     return ModelResponse(parts=list(SCRIPT[step]))
 
 
@@ -124,7 +100,7 @@ def skill_file_reads(event: str, args: tuple[Any, ...]) -> None:
 def worker(client: Client) -> Worker:
     # This module builds the agent: imported again in each workflow's sandbox, it would rebuild the library in
     # workflow code, reading every SKILL.md. So it, and skillshelf, come from the host.
-    restrictions = SandboxRestrictions.default.with_passthrough_modules('skillshelf', __name__)
+    restrictions = SandboxRestrictions.default.with_passthrough_modules('skillshelf', 'durable_weather', __name__)
     return Worker(
         client,
         task_queue=TASK_QUEUE,
