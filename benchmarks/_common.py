@@ -375,6 +375,9 @@ def write_skill_folders(docs: Sequence[Doc], directory: Path) -> list[str]:
 
 # ----------------------------------------------------------------------------------------------- embedding model
 
+BENCH_CACHE = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'skillshelf-bench'
+"""What the benchmarks keep between runs: the offline model folder and embeddings."""
+
 
 def fixture_encoder() -> Encoder:
     """The `[semantic]` extra's model, all-MiniLM-L6-v2, offline: its int8 weights (the dev dependency
@@ -385,8 +388,7 @@ def fixture_encoder() -> Encoder:
         sys.path.append(tests)
     from offline_model import offline_model_folder  # pyright: ignore[reportMissingImports]
 
-    cache = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'skillshelf-bench' / 'minilm-int8'
-    return load_encoder(offline_model_folder(cache))
+    return load_encoder(offline_model_folder(BENCH_CACHE / 'minilm-int8'))
 
 
 def cached_embeddings(texts: Sequence[str], encoder: Encoder, name: str) -> npt.NDArray[np.float32]:
@@ -394,6 +396,6 @@ def cached_embeddings(texts: Sequence[str], encoder: Encoder, name: str) -> npt.
     by the library's own embedding cache (rows are reused only for the same text and the same model)."""
     from skillshelf.ranking.embeddings import Embeddings
 
-    cache = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'skillshelf-bench' / 'vectors'
+    cache = BENCH_CACHE / 'vectors'
     cache.mkdir(parents=True, exist_ok=True)
     return Embeddings().of(texts, encoder, cache / name)
