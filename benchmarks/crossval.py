@@ -14,14 +14,16 @@ The lexical procedure is one pass of coordinate ascent over `KNOBS`, from `Ranki
 P@1 over the four datasets. A knob's value is printed with the folds that chose it: a knob whose choice changes
 from fold to fold, or whose in-sample gain vanishes under cross-validation, is fitting the dev files.
 With `--hybrid` (needs the `[semantic]` extra and the offline test model, see `tests/offline_model.py`), the hybrid
-search's lexical weight is chosen the same way from `WEIGHTS`, and each dataset's hybrid figure is set beside
-lexical and dense search alone. Writes `benchmarks/results/crossval.json` and regenerates `benchmarks/README.md`.
+search's lexical weight and the length from which a skill's dense share shrinks are chosen together the same way
+(from `WEIGHTS` and `SHORT_TEXT_WORDS`, fixed shares among them), and each dataset's hybrid figure is set beside
+lexical and dense search alone, and beside the best fixed share chosen the same way. Writes `benchmarks/results/crossval.json` and regenerates `benchmarks/README.md`.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
@@ -52,6 +54,9 @@ from ablation import patched
 import skillshelf.ranking.lexical as lexical
 import skillshelf.ranking.tokenize as tokenizer
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig
+
+FIXED_SHARE = 10**9
+"""A `SHORT_TEXT_WORDS` value no skill reaches: every skill gets the same dense share."""
 
 
 @dataclass(frozen=True)
@@ -192,27 +197,41 @@ def tune(scores: Scores, masks: list[npt.NDArray[np.bool_]]) -> tuple[Engine, li
     return engine, chosen
 
 
-WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9)
+WEIGHTS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 """The hybrid lexical weights the procedure chooses from; 1 is lexical search alone, 0 dense alone."""
+SHORT_TEXT_WORDS = (50, 75, 100, 150, 200, 300, FIXED_SHARE)
+"""The lengths from which a skill's dense share shrinks (`hybrid.dense_shares`); `FIXED_SHARE` never shrinks it."""
+
+Setting = tuple[float, int]
+"""A hybrid lexical weight and the `SHORT_TEXT_WORDS` value it goes with."""
 
 
-def hybrid_hits(datasets: list[Dataset]) -> dict[float, list[npt.NDArray[np.float64]]]:
-    """Per-query hits of hybrid search at every weight in `WEIGHTS`, and at 1 and 0, through `HybridIndex`."""
+def setting_label(setting: Setting) -> str:
+    weight, words = setting
+    return f'w={weight}, fixed' if words == FIXED_SHARE else f'w={weight}, {words} words'
+
+
+def hybrid_hits(datasets: list[Dataset]) -> dict[Setting, list[npt.NDArray[np.float64]]]:
+    """Per-query hits of hybrid search for every setting, and of lexical (1, fixed) and dense (0, fixed) search
+    alone, through `HybridIndex`."""
     from _common import cached_embeddings, fixture_encoder
 
-    from skillshelf.ranking.hybrid import HybridIndex, document_text
+    from skillshelf.ranking.hybrid import HybridIndex, dense_shares, document_text, indexed_words
     from skillshelf.ranking.lexical import SearchDocument, SkillIndex
 
     encoder = fixture_encoder()
-    hits: dict[float, list[npt.NDArray[np.float64]]] = {w: [] for w in (1.0, *WEIGHTS, 0.0)}
+    settings = [(1.0, FIXED_SHARE), *itertools.product(WEIGHTS, SHORT_TEXT_WORDS), (0.0, FIXED_SHARE)]
+    hits: dict[Setting, list[npt.NDArray[np.float64]]] = {setting: [] for setting in settings}
     for dataset in datasets:
         documents = [SearchDocument(d.name, d.description, '', d.body) for d in dataset.docs]
         vectors = cached_embeddings([document_text(d) for d in documents], encoder, f'{dataset.name}-docs')
         texts = [q.text for q in dataset.queries]
         query_vectors = cached_embeddings(texts, encoder, f'{dataset.name}-queries')
         lexical = SkillIndex(documents)
-        for weight, per_dataset in hits.items():
-            index = HybridIndex.from_parts(lexical, vectors, encoder, lexical_weight=weight)
+        words = [indexed_words(d, lexical.config.body_limit(len(documents))) for d in documents]
+        for (weight, short_words), per_dataset in hits.items():
+            shares = dense_shares(words, weight, short_words)
+            index = HybridIndex.from_parts(lexical, vectors, encoder, shares)
             tops = [index.rank(q.text, 1, 0.0, v) for q, v in zip(dataset.queries, query_vectors, strict=True)]
             per_dataset.append(
                 np.array(
@@ -226,34 +245,56 @@ def hybrid_hits(datasets: list[Dataset]) -> dict[float, list[npt.NDArray[np.floa
     return hits
 
 
-def choose_weight(hits: dict[float, list[npt.NDArray[np.float64]]], masks: list[npt.NDArray[np.bool_]]) -> float:
-    """The weight in `WEIGHTS` with the best mean P@1 over the datasets, on the queries `masks` keep."""
-    return max(WEIGHTS, key=lambda w: mean([float(h[m].mean()) for h, m in zip(hits[w], masks, strict=True)]))
+def choose_setting(
+    hits: dict[Setting, list[npt.NDArray[np.float64]]], candidates: list[Setting], masks: list[npt.NDArray[np.bool_]]
+) -> Setting:
+    """The candidate with the best mean P@1 over the datasets, on the queries `masks` keep (a tie: the first)."""
+    return max(candidates, key=lambda s: mean([float(h[m].mean()) for h, m in zip(hits[s], masks, strict=True)]))
 
 
-def cross_validate_hybrid(datasets: list[Dataset], fold_of: list[npt.NDArray[np.int64]], folds: int) -> dict[str, Any]:
+def _cross_validated(
+    hits: dict[Setting, list[npt.NDArray[np.float64]]], candidates: list[Setting], fold_of: list[npt.NDArray[np.int64]]
+) -> tuple[Setting, list[Setting], list[npt.NDArray[np.float64]]]:
+    """The candidate chosen on every query, the one chosen in each fold, and each dataset's held-out hits."""
+    in_sample = choose_setting(hits, candidates, [np.ones(len(f), dtype=bool) for f in fold_of])
+    held_out = [np.zeros(len(f)) for f in fold_of]
+    chosen: list[Setting] = []
+    for fold in range(int(max(int(f.max()) for f in fold_of)) + 1):
+        setting = choose_setting(hits, candidates, [f != fold for f in fold_of])
+        chosen.append(setting)
+        for scores, h, f in zip(held_out, hits[setting], fold_of, strict=True):
+            scores[f == fold] = h[f == fold]
+    return in_sample, chosen, held_out
+
+
+def cross_validate_hybrid(datasets: list[Dataset], fold_of: list[npt.NDArray[np.int64]]) -> dict[str, Any]:
+    """The hybrid setting chosen by cross-validation among all of them, and among fixed shares alone (the fusion
+    before dense shares followed skill length)."""
     hits = hybrid_hits(datasets)
-    everything = [np.ones(len(d.queries), dtype=bool) for d in datasets]
-    in_sample = choose_weight(hits, everything)
-    cross_validated = [np.zeros(len(d.queries)) for d in datasets]
-    chosen: list[float] = []
-    for fold in range(folds):
-        weight = choose_weight(hits, [f != fold for f in fold_of])
-        chosen.append(weight)
-        for held_out, h, f in zip(cross_validated, hits[weight], fold_of, strict=True):
-            held_out[f == fold] = h[f == fold]
+    every = list(itertools.product(WEIGHTS, SHORT_TEXT_WORDS))
+    fixed = [(weight, FIXED_SHARE) for weight in WEIGHTS]
+    in_sample, chosen, held_out = _cross_validated(hits, every, fold_of)
+    fixed_in_sample, fixed_chosen, fixed_held_out = _cross_validated(hits, fixed, fold_of)
     rows = [
         {
             'dataset': dataset.name,
-            'lexical': float(hits[1.0][i].mean()),
-            'dense': float(hits[0.0][i].mean()),
+            'lexical': float(hits[1.0, FIXED_SHARE][i].mean()),
+            'dense': float(hits[0.0, FIXED_SHARE][i].mean()),
             'hybrid_in_sample': float(hits[in_sample][i].mean()),
-            'hybrid_cross_validated': float(cross_validated[i].mean()),
-            'by_weight': {str(w): float(hits[w][i].mean()) for w in WEIGHTS},
+            'hybrid_cross_validated': float(held_out[i].mean()),
+            'fixed_in_sample': float(hits[fixed_in_sample][i].mean()),
+            'fixed_cross_validated': float(fixed_held_out[i].mean()),
         }
         for i, dataset in enumerate(datasets)
     ]
-    return {'weight_in_sample': in_sample, 'weight_by_fold': chosen, 'rows': rows}
+    return {
+        'setting_in_sample': setting_label(in_sample),
+        'setting_by_fold': [setting_label(s) for s in chosen],
+        'fixed_in_sample': setting_label(fixed_in_sample),
+        'fixed_by_fold': [setting_label(s) for s in fixed_chosen],
+        'rows': rows,
+        'grid': {setting_label(s): [float(h.mean()) for h in hits[s]] for s in every},
+    }
 
 
 def main() -> None:
@@ -307,7 +348,7 @@ def main() -> None:
         'knobs': knobs,
     }
     if args.hybrid:
-        payload['hybrid'] = cross_validate_hybrid(datasets, fold_of, args.folds)
+        payload['hybrid'] = cross_validate_hybrid(datasets, fold_of)
     print(report(payload))
     print(f'wrote {write_json("crossval", payload)}')
     if not args.no_readme:
@@ -340,31 +381,35 @@ def report(payload: dict[str, Any]) -> str:
     ]
     hybrid = payload.get('hybrid')
     if hybrid:
-        weights = list(hybrid['rows'][0]['by_weight'])
         lines += [
             '',
-            f'Hybrid lexical weight chosen on every query: {hybrid["weight_in_sample"]}; in each fold: '
-            + ', '.join(str(w) for w in hybrid['weight_by_fold']),
+            f'Hybrid setting chosen on every query: {hybrid["setting_in_sample"]}; in each fold: '
+            + '; '.join(hybrid['setting_by_fold'])
+            + f'. Fixed shares alone (the fusion before this one): {hybrid["fixed_in_sample"]}; in each fold: '
+            + '; '.join(hybrid['fixed_by_fold'])
+            + '.',
             '',
             markdown_table(
                 [
                     'dataset',
                     'lexical',
                     'dense',
+                    'best part',
                     'hybrid, in-sample',
                     'hybrid, cross-validated',
-                    'best part',
-                    *[f'w={w}' for w in weights],
+                    'fixed share, in-sample',
+                    'fixed share, cross-validated',
                 ],
                 [
                     [
                         r['dataset'],
                         fmt(r['lexical']),
                         fmt(r['dense']),
+                        fmt(max(r['lexical'], r['dense'])),
                         fmt(r['hybrid_in_sample']),
                         fmt(r['hybrid_cross_validated']),
-                        fmt(max(r['lexical'], r['dense'])),
-                        *[fmt(r['by_weight'][w]) for w in weights],
+                        fmt(r['fixed_in_sample']),
+                        fmt(r['fixed_cross_validated']),
                     ]
                     for r in hybrid['rows']
                 ],

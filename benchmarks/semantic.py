@@ -41,10 +41,12 @@ from _common import (
 )
 from discovery import evaluate, table
 
-from skillshelf.ranking.hybrid import DEFAULT_LEXICAL_WEIGHT, HybridIndex, document_text
+from skillshelf.ranking.hybrid import DEFAULT_LEXICAL_WEIGHT, SHORT_TEXT_WORDS, HybridIndex, document_text
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument
 
-WEIGHTS = (0.0, 0.3, 0.5, 0.6, 0.75)
+WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.7)
+DENSE_ALONE = 10**9
+"""A `short_text_words` no skill reaches, so that weight 0 is dense search alone."""
 
 
 class Precomputed:
@@ -126,7 +128,15 @@ def _builder(
     weight: float,
 ) -> Any:
     def build(_docs: Sequence[Doc]) -> Precomputed:
-        index = HybridIndex(documents, encoder=lambda texts: doc_vectors, lexical_weight=weight, vectors=doc_vectors)
+        # Dense alone: every skill's whole score is its similarity, whatever its length.
+        short_words = DENSE_ALONE if weight == 0.0 else SHORT_TEXT_WORDS
+        index = HybridIndex(
+            documents,
+            encoder=lambda texts: doc_vectors,
+            lexical_weight=weight,
+            vectors=doc_vectors,
+            short_text_words=short_words,
+        )
         return Precomputed(index, query_vectors)
 
     return build

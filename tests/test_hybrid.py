@@ -30,7 +30,8 @@ from skillshelf import (
     Skills,
     SkillWarning,
 )
-from skillshelf.ranking.lexical import DEFAULT_THRESHOLD
+from skillshelf.ranking.hybrid import SHORT_TEXT_WORDS, dense_shares, indexed_words
+from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 
 from conftest import Script, call, tool_returns
 from skill_fixtures import WordEncoder
@@ -111,6 +112,34 @@ def test_lexical_weight_moves_the_score_between_the_two_halves() -> None:
 
     assert dense_only.search(PARAPHRASE, 1)[0].name == 'car-rental'
     assert lexical_only.search(PARAPHRASE, 1) == []
+
+
+def same_vector(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """Every text, query or skill, embedded alike: each skill's similarity to any query is 1."""
+    return np.ones((len(texts), 4), dtype=np.float32)
+
+
+def test_a_long_skills_similarity_counts_less_than_a_short_ones(tmp_path: Path) -> None:
+    for name, body in (('short-tool', 'Run it.'), ('long-guide', ' '.join(['step'] * 600))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / 'SKILL.md').write_text(
+            f'---\nname: {name}\ndescription: Handles invoices.\n---\n{body}\n', encoding='utf-8'
+        )
+    library = SkillLibrary.build(directories=[tmp_path], encoder=same_vector, lexical_weight=0.4)
+
+    # No word of the query is indexed, so each score is the skill's share of similarity alone.
+    short, long = library.search('zzz qqq', 2, threshold=0)
+    assert short == SearchHit('short-tool', 0.6)  # 4 indexed words: the whole share, 1 - 0.4
+    # 603 words (name, description, the whole body): 75 of them count, as the embedding tells only of the start.
+    assert long == SearchHit('long-guide', round(0.6 * SHORT_TEXT_WORDS / 603, 3))  # scores are given to 3 places
+
+
+def test_dense_shares_follow_indexed_length() -> None:
+    shares = dense_shares([0, SHORT_TEXT_WORDS, 2 * SHORT_TEXT_WORDS, 10 * SHORT_TEXT_WORDS], lexical_weight=0.4)
+    assert shares.tolist() == pytest.approx([0.6, 0.6, 0.3, 0.06])
+    assert dense_shares([5000], lexical_weight=1.0).tolist() == [0.0]  # lexical alone, at any length
+    # 1 + 3 + 2 words, and 3 of the body's first 9 characters ('One two t')
+    assert indexed_words(SearchDocument('pdf-forms', 'Fill PDF forms.', 'pdf acro', 'One two three four'), 9) == 9
 
 
 def test_search_skills_in_an_agent_run_returns_the_hybrid_ranking(make_script: Callable[..., Script]) -> None:

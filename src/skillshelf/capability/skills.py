@@ -133,7 +133,8 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Hybrid search's embedding model (texts → L2-normalised rows), or its import path; default: the `[semantic]`
     extra's model."""
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
-    """Hybrid only: the lexical score's share (0–1); the embedding similarity gets the rest."""
+    """Hybrid only: the lexical score's share (0–1) for a short skill; the embedding similarity gets the rest, less
+    for a longer skill, whose embedding tells only what its start says."""
     ranker: RankerFactory | str | None = None
     """Your own ranking instead of `search`'s: a callable (a class will do) building a `Ranker` from the library's
     `SearchDocument`s, or its import path."""

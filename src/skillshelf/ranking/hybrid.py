@@ -1,9 +1,10 @@
-"""Hybrid ranking: BM25 and embedding similarity, added with weights.
+"""Hybrid ranking: BM25 and embedding similarity, added with weights that follow each skill's length.
 
 Lexical ranking wins where users phrase a request like the skill's author; dense sentence embeddings win
 where they paraphrase. `HybridIndex` adds the two: the lexical score (already in [0, 1], see
-`SkillIndex.scores`) and the cosine similarity of query and skill embeddings, weighted by
-`lexical_weight`. The embeddings come from an `Encoder` (see `semantic.py`).
+`SkillIndex.scores`) and the cosine similarity of query and skill embeddings. The similarity's share is
+`1 - lexical_weight` for a skill whose indexed text is short (a tool's one-line description), and shrinks for a
+longer one (`dense_shares`). The embeddings come from an `Encoder` (see `semantic.py`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,26 @@ import numpy.typing as npt
 from .lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
 from .semantic import Encoder, shared_encoder, unit_rows
 
-__all__ = ('DEFAULT_LEXICAL_WEIGHT', 'EMBEDDED_BODY_CHARS', 'HybridIndex', 'document_text')
+__all__ = (
+    'DEFAULT_LEXICAL_WEIGHT',
+    'EMBEDDED_BODY_CHARS',
+    'SHORT_TEXT_WORDS',
+    'HybridIndex',
+    'dense_shares',
+    'document_text',
+    'indexed_words',
+)
 
-DEFAULT_LEXICAL_WEIGHT = 0.6
-"""Chosen by cross-validation over source repositories from 0.3 to 0.9 (`benchmarks/crossval.py --hybrid`; 0.6 in
-four folds of five, 0.5 in the other), for the best mean P@1 over the four dev sets. A lower weight helps paraphrased
-requests (MetaTool), a higher one requests worded like the skill's author (the skill-trigger sets)."""
+DEFAULT_LEXICAL_WEIGHT = 0.4
+"""The lexical share of a short skill's score. Chosen with `SHORT_TEXT_WORDS` by cross-validation over source
+repositories (`benchmarks/crossval.py --hybrid`), for the best mean P@1 over the four dev sets."""
 
+SHORT_TEXT_WORDS = 75
+"""A skill whose indexed text (name, description, keywords, body start) has at most this many words gets the whole
+dense share; one with `n` more words gets `SHORT_TEXT_WORDS / n` of it. An embedding says what the start of a
+text says, while BM25 weighs every indexed word. On the dev sets, similarity adds 13 points of P@1 to tools
+described in a line (MetaTool) and nothing to `SKILL.md` skills of a thousand indexed words (their authors' trigger
+queries), where the share tools want (0.6) costs 5.5 points (the 2,651-skill library)."""
 
 EMBEDDED_BODY_CHARS = 1500
 """How much of a skill's body follows its headline in the text that is embedded: the model reads only 256 word
@@ -40,6 +54,22 @@ def document_text(document: SearchDocument) -> str:
     return ' '.join(part for part in (f'{name}:', document.description, document.keywords, body) if part)
 
 
+def indexed_words(document: SearchDocument, body_chars: int) -> int:
+    """How many words of `document` the lexical index reads, given that it reads `body_chars` of the body."""
+    return sum(
+        len(text.split())
+        for text in (document.name, document.description, document.keywords, document.body[:body_chars])
+    )
+
+
+def dense_shares(
+    words: Sequence[int], lexical_weight: float, short_text_words: int = SHORT_TEXT_WORDS
+) -> npt.NDArray[np.float64]:
+    """Each skill's share of embedding similarity in its score, given how many words of it are indexed."""
+    counts = np.maximum(np.asarray(words, dtype=np.float64), 1.0)
+    return (1 - lexical_weight) * np.minimum(1.0, short_text_words / counts)
+
+
 class HybridIndex:
     """Lexical BM25 and dense embeddings, added with weights; same interface as `SkillIndex`."""
 
@@ -51,11 +81,14 @@ class HybridIndex:
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
         config: RankingConfig | None = None,
         vectors: npt.NDArray[np.float32] | None = None,
+        short_text_words: int = SHORT_TEXT_WORDS,
     ) -> None:
         self.lexical = SkillIndex(documents, config)
         self.encoder = encoder or shared_encoder()
-        self.lexical_weight = lexical_weight
         self.vectors = vectors if vectors is not None else self.encoder([document_text(d) for d in documents])
+        body_chars = self.lexical.config.body_limit(len(documents))
+        words = [indexed_words(d, body_chars) for d in documents]
+        self.dense_shares = dense_shares(words, lexical_weight, short_text_words)
 
     @classmethod
     def from_parts(
@@ -63,13 +96,12 @@ class HybridIndex:
         lexical: SkillIndex,
         vectors: npt.NDArray[np.float32],
         encoder: Encoder,
-        *,
-        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
+        shares: npt.NDArray[np.float64],
     ) -> HybridIndex:
-        """A hybrid index over a built (or cached) lexical index and one embedding per skill, in its order."""
+        """A hybrid index over a built (or cached) lexical index, one embedding per skill and each skill's dense
+        share (`dense_shares`), in its order."""
         index = cls.__new__(cls)
-        index.lexical, index.vectors, index.encoder = lexical, vectors, encoder
-        index.lexical_weight = lexical_weight
+        index.lexical, index.vectors, index.encoder, index.dense_shares = lexical, vectors, encoder, shares
         return index
 
     def __len__(self) -> int:
@@ -99,5 +131,5 @@ class HybridIndex:
         dense: npt.NDArray[np.float64] = np.maximum(self.vectors @ vector, 0.0).astype(np.float64)
         lexical = self.lexical.scores(query)
         if lexical is None:
-            return (1 - self.lexical_weight) * dense
-        return self.lexical_weight * lexical + (1 - self.lexical_weight) * dense
+            return self.dense_shares * dense
+        return (1 - self.dense_shares) * lexical + self.dense_shares * dense

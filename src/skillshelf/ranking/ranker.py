@@ -14,7 +14,14 @@ from typing import Literal, Protocol, cast
 from ..errors import SkillError
 from .cache import LibraryCache, load_index, save_index
 from .embeddings import Embeddings
-from .hybrid import DEFAULT_LEXICAL_WEIGHT, EMBEDDED_BODY_CHARS, HybridIndex, document_text
+from .hybrid import (
+    DEFAULT_LEXICAL_WEIGHT,
+    EMBEDDED_BODY_CHARS,
+    HybridIndex,
+    dense_shares,
+    document_text,
+    indexed_words,
+)
 from .lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
 from .semantic import Encoder, check_available, shared_encoder
 
@@ -68,7 +75,8 @@ class SearchOptions:
     encoder: Encoder | None = None
     """Hybrid search's embedding model; `None` means the `[semantic]` extra's all-MiniLM-L6-v2, loaded at the first search."""
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
-    """Hybrid only: the lexical score's share (0–1); the embedding similarity gets the rest."""
+    """Hybrid only: the lexical score's share (0–1) for a short skill; the embedding similarity gets the rest, less
+    for a longer skill (see `hybrid.SHORT_TEXT_WORDS`)."""
     ranker: RankerFactory | None = None
     """Your own ranking instead of the built-in ones."""
 
@@ -135,10 +143,12 @@ def build_ranker(
         return lexical
     encoder = shared_encoder() if options.encoder is None else options.encoder
     file = None if cache is None else cache.vectors_file(encoder)
-    bodies = read_bodies(EMBEDDED_BODY_CHARS)
-    texts = [document_text(replace(headline, body=body)) for headline, body in zip(headlines, bodies, strict=True)]
-    vectors = embeddings.of(texts, encoder, file)
-    return HybridIndex.from_parts(lexical, vectors, encoder, lexical_weight=options.lexical_weight)
+    body_chars = lexical.config.body_limit(len(headlines))
+    bodies = read_bodies(max(body_chars, EMBEDDED_BODY_CHARS))
+    documents = [replace(headline, body=body) for headline, body in zip(headlines, bodies, strict=True)]
+    vectors = embeddings.of([document_text(document) for document in documents], encoder, file)
+    words = [indexed_words(document, body_chars) for document in documents]
+    return HybridIndex.from_parts(lexical, vectors, encoder, dense_shares(words, options.lexical_weight))
 
 
 def custom_ranker(factory: RankerFactory, documents: Sequence[SearchDocument]) -> Ranker:
