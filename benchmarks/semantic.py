@@ -177,7 +177,9 @@ def note(results: dict[str, Any]) -> str:
     return (
         f'Model: {results["model"]}; loading it takes {results["model_load_s"]:.1f} s, embedding one query '
         f'{results["query_embedding_p50_ms"]:.1f} ms (p50, CPU); latency columns below exclude query embedding. '
-        'Hybrid score = w · lexical + (1 − w) · cosine; its abstention columns use the hybrid default threshold '
+        "Hybrid score = (1 − d) · lexical + d · cosine, where a skill's dense share d is 1 − w up to "
+        f'{SHORT_TEXT_WORDS} indexed words and shrinks as {SHORT_TEXT_WORDS} / words beyond (`hybrid.dense_shares`); '
+        'dense is cosine alone; its abstention columns use the hybrid default threshold '
         f'{DEFAULT_THRESHOLD}.'
     )
 
