@@ -3,6 +3,7 @@ points) and git repositories, each loaded by a real `Agent` run; hostile entries
 
 from __future__ import annotations
 
+import multiprocessing
 import subprocess
 import zipfile
 from collections.abc import Hashable
@@ -322,3 +323,52 @@ def test_git_source_refuses_hostile_urls_and_refs(tmp_path: Path, url: str, ref:
     if url.startswith('ext::'):
         assert not Path('/tmp/pwned').exists()
         case('Skill files', 'a git source URL with the `ext::` transport', str(raised.value))
+
+
+def test_git_sources_of_one_repository_at_two_refs_keep_their_own_files(tmp_path: Path) -> None:
+    repository = make_repository(tmp_path / 'repo')
+    (repository / 'deploy' / 'SKILL.md').write_text(skill_md('deploy', 'Version two.'), encoding='utf-8')
+    git('commit', '-q', '-am', 'two', cwd=repository)
+    cache = tmp_path / 'cache'  # one cache directory, as for every source of an application
+    pinned = SkillLibrary.build(sources=[GitSource(str(repository), ref='v1', cache_dir=cache)])
+    following = SkillLibrary.build(sources=[GitSource(str(repository), ref='main', cache_dir=cache)])
+
+    # Checking out main did not change the files of the library pinned to v1 (they shared one tree before).
+    assert pinned.skills['deploy'].load_instructions() == 'Version one.'
+    assert following.skills['deploy'].load_instructions() == 'Version two.'
+
+
+def test_a_second_git_source_reuses_a_finished_clean_checkout(tmp_path: Path) -> None:
+    repository = make_repository(tmp_path / 'repo')
+    first = GitSource(str(repository), ref='v1', cache_dir=tmp_path / 'cache')
+    first.read_skills()
+    checkout_file = first.checkout / 'deploy' / 'SKILL.md'
+    written = checkout_file.stat().st_mtime_ns
+
+    # Another worker of the same application: it finds the clone and leaves the files it may be reading alone.
+    second = GitSource(str(repository), ref='v1', cache_dir=tmp_path / 'cache')
+    assert [skill.name for skill in second.read_skills().skills] == ['deploy']
+    assert checkout_file.stat().st_mtime_ns == written
+    assert second.version() == first.version()
+
+    # A stray file in the checkout is not part of the commit: the next worker checks out again and removes it.
+    (first.checkout / 'stray.txt').write_text('left behind', encoding='utf-8')
+    GitSource(str(repository), ref='v1', cache_dir=tmp_path / 'cache').read_skills()
+    assert not (first.checkout / 'stray.txt').exists()
+
+
+def _read_from_git(url: str, cache: str, start: Any) -> list[str]:
+    start.wait()  # every worker clones and checks out at once
+    return [skill.name for skill in GitSource(url, ref='v1', cache_dir=Path(cache)).read_skills().skills]
+
+
+def test_workers_starting_together_share_one_clone(tmp_path: Path) -> None:
+    repository = make_repository(tmp_path / 'repo')
+    workers = 4
+    context = multiprocessing.get_context('spawn')
+    with context.Manager() as manager:
+        start = manager.Barrier(workers)
+        with context.Pool(workers) as pool:
+            found = pool.starmap(_read_from_git, [(str(repository), str(tmp_path / 'cache'), start)] * workers)
+    assert found == [['deploy']] * workers
+    assert len(list((tmp_path / 'cache' / 'git').iterdir())) == 1  # one checkout, no half-made clone left behind

@@ -61,11 +61,14 @@ class GitSource:
 
     @property
     def checkout(self) -> Path:
-        """The working tree of this URL's clone."""
+        """The working tree of this URL's clone at this ref: sources of one repository at two refs (or a library
+        pinned to a tag beside one following a branch) each keep their own, so checking out one never changes the
+        files the other reads."""
         base = self.cache_dir if self.cache_dir is not None else cache_directory()
         if base is None:
             base = Path(tempfile.gettempdir()) / f'skillshelf-{os.getuid() if hasattr(os, "getuid") else "user"}'
-        return base / 'git' / hashlib.sha256(self.url.encode('utf-8', 'surrogatepass')).hexdigest()[:24]
+        key = f'{self.url}\0{self.ref}'.encode('utf-8', 'surrogatepass')
+        return base / 'git' / hashlib.sha256(key).hexdigest()[:24]
 
     def version(self) -> Hashable:
         """The commit checked out (the repository is cloned on first use)."""
@@ -99,8 +102,15 @@ class GitSource:
         partial = Path(tempfile.mkdtemp(prefix='.clone-', dir=target.parent))
         try:
             _git('clone', '--quiet', '--no-checkout', '--', self.url, str(partial))
-            shutil.rmtree(target, ignore_errors=True)  # a clone left half-made by a killed process
-            partial.rename(target)
+            if target.exists() and not (target / '.git').is_dir():
+                shutil.rmtree(target, ignore_errors=True)  # not a clone of ours: nothing to keep
+            try:
+                partial.rename(target)
+            except OSError:
+                # Another process (a worker started at the same time) finished the same clone first and may be
+                # reading it: use that one, never delete it.
+                if not (target / '.git').is_dir():
+                    raise
         finally:
             shutil.rmtree(partial, ignore_errors=True)
 
@@ -113,9 +123,20 @@ class GitSource:
                 break
         else:
             raise SkillError(f'the git ref {self.ref!r} is not a branch, tag or commit of {self.url}')
-        _git('-C', checkout, 'checkout', '--quiet', '--force', '--detach', commit)
-        _git('-C', checkout, 'clean', '--quiet', '-ffdx')
+        if not self._is_clean_at(commit):  # workers sharing a checkout would otherwise race for git's index lock
+            _git('-C', checkout, 'checkout', '--quiet', '--force', '--detach', commit)
+            _git('-C', checkout, 'clean', '--quiet', '-ffdx')
         return commit
+
+    def _is_clean_at(self, commit: str) -> bool:
+        """Whether the checkout holds `commit` exactly: nothing changed, added or ignored (read without locking)."""
+        checkout = str(self.checkout)
+        if _git('-C', checkout, 'rev-parse', '--verify', '--quiet', 'HEAD', check=False) != commit:
+            return False
+        changes = _git(
+            '--no-optional-locks', '-C', checkout, 'status', '--porcelain', '--ignored', '--untracked-files=all'
+        )
+        return not changes
 
 
 def _git(*arguments: str, check: bool = True) -> str:
