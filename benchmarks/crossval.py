@@ -271,8 +271,8 @@ def cross_validate_hybrid(datasets: list[Dataset], fold_of: list[npt.NDArray[np.
     """The hybrid setting chosen by cross-validation among all of them, and among fixed shares alone (the fusion
     before dense shares followed skill length)."""
     hits = hybrid_hits(datasets)
-    every = list(itertools.product(WEIGHTS, SHORT_TEXT_WORDS))
-    fixed = [(weight, FIXED_SHARE) for weight in WEIGHTS]
+    every: list[Setting] = list(itertools.product(WEIGHTS, SHORT_TEXT_WORDS))
+    fixed: list[Setting] = [(weight, FIXED_SHARE) for weight in WEIGHTS]
     in_sample, chosen, held_out = _cross_validated(hits, every, fold_of)
     fixed_in_sample, fixed_chosen, fixed_held_out = _cross_validated(hits, fixed, fold_of)
     rows = [
