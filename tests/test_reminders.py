@@ -3,13 +3,16 @@ instructions, and kept in the history so every later request repeats them where 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from typing import ClassVar
 
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, TextPart, UserPromptPart
 
 from skillshelf import SkillError, Skills
+from skillshelf.ranking.lexical import SearchDocument, SearchHit
 
 from conftest import SAMPLE_SKILLS, Script, call
 
@@ -78,3 +81,31 @@ def test_the_threshold_decides_what_is_pointed_out() -> None:
 def test_reminder_options_are_checked(option: str, value: object) -> None:
     with pytest.raises(SkillError, match=f'`{option}` option of Skills'):
         Skills(SAMPLE_SKILLS, **{option: value})  # pyright: ignore[reportArgumentType]
+
+
+class LoopCheckingRanker:
+    """Ranks every skill alike, noting whether its search ran in a thread with a running event loop."""
+
+    searched_on_loop: ClassVar[list[bool]] = []
+
+    def __init__(self, documents: Sequence[SearchDocument]) -> None:
+        self.names = [document.name for document in documents]
+
+    def search(self, query: str, limit: int, threshold: float) -> list[SearchHit]:
+        try:
+            asyncio.get_running_loop()
+            self.searched_on_loop.append(True)
+        except RuntimeError:
+            self.searched_on_loop.append(False)
+        return [SearchHit(name, 0.9) for name in self.names[:limit]]
+
+
+def test_the_reminder_search_runs_off_the_event_loop() -> None:
+    # Its first search builds the index (and hybrid search may load a model): seconds other runs must not wait.
+    LoopCheckingRanker.searched_on_loop.clear()
+    script = Script([[TextPart('ok')]])
+    Agent(script.model(), capabilities=[Skills(SAMPLE_SKILLS, reminders=1, ranker=LoopCheckingRanker)]).run_sync(
+        'Write release notes'
+    )
+    assert LoopCheckingRanker.searched_on_loop == [False]
+    assert len(reminders_in(script.requests[0].messages)) == 1

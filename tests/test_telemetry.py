@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, Instrumentation
-from pydantic_ai.messages import ModelResponsePart
+from pydantic_ai.messages import ModelResponsePart, TextPart
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
 from skillshelf import LocalRunner, Skills
@@ -204,3 +204,20 @@ def test_a_users_slash_command_is_a_load_span_of_the_run(spans: InMemorySpanExpo
     assert attributes_of(load)['skillshelf.skill'] == 'release-notes'
     assert attributes_of(load)['skillshelf.invoked_by'] == 'user'
     assert attributes_of(load)['skillshelf.loaded_skills'] == ('release-notes',)
+
+
+def test_a_reminder_is_a_span_with_the_skills_it_pointed_out(spans: InMemorySpanExporter) -> None:
+    for include_content in (True, False):
+        spans.clear()
+        agent = Agent(
+            Script([[TextPart('ok')]]).model(),
+            capabilities=[
+                Skills(SAMPLE_SKILLS, reminders=2),
+                Instrumentation(settings=InstrumentationSettings(include_content=include_content)),
+            ],
+        )
+        agent.run_sync('Write release notes for version 2.1')
+        [reminder] = named(spans, 'skillshelf.reminder')
+        assert attributes_of(reminder)['skillshelf.reminded'] == ('release-notes',)
+        query = attributes_of(reminder).get('skillshelf.query')
+        assert query == ('Write release notes for version 2.1' if include_content else None)

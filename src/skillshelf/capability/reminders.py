@@ -9,7 +9,7 @@ skill scores at least the threshold, or when the matches are already loaded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
@@ -17,18 +17,16 @@ from .._text import one_line
 from ..library import SkillLibrary
 from .meta_tools import MAX_QUERY_CHARACTERS
 
-__all__ = ('REMINDER_TAG', 'with_reminder')
+__all__ = ('REMINDER_TAG', 'Reminder', 'prompt_to_remind', 'with_reminder')
 
 REMINDER_TAG = 'skill-reminder'
 """The element the note is wrapped in, so a request is reminded once, and readers can tell it from the user's text."""
 _DESCRIPTION = 100
 
 
-def with_reminder(
-    messages: Sequence[ModelMessage], library: SkillLibrary, loaded: Sequence[str], count: int, threshold: float
-) -> ModelRequest | None:
-    """The last request of `messages` with a reminder of up to `count` skills scoring at least `threshold` for its
-    user prompt, or `None` when it has no new prompt (a tool result, a retry) or no skill matches."""
+def prompt_to_remind(messages: Sequence[ModelMessage]) -> tuple[ModelRequest, str] | None:
+    """The last request of `messages` and the text to find skills for (its user prompt), or `None` when it has no
+    prompt (a tool result, a retry) or was reminded already."""
     request = messages[-1] if messages else None
     if not isinstance(request, ModelRequest):
         return None
@@ -36,9 +34,28 @@ def with_reminder(
     text = ' '.join(prompt for prompt in prompts if isinstance(prompt, str))
     if not text.strip() or any(f'<{REMINDER_TAG}>' in prompt for prompt in prompts if isinstance(prompt, str)):
         return None
+    return request, ' '.join(text.split())[:MAX_QUERY_CHARACTERS]
+
+
+@dataclass(frozen=True)
+class Reminder:
+    """A request with the note pointing out skills."""
+
+    request: ModelRequest
+    """The request, the note added at its end."""
+    skills: list[str]
+    """The skills pointed out, best first."""
+
+
+def with_reminder(
+    request: ModelRequest, query: str, library: SkillLibrary, loaded: Sequence[str], count: int, threshold: float
+) -> Reminder | None:
+    """`request` (whose prompt is `query`) with a note of up to `count` skills scoring at least `threshold`, or
+    `None` when no skill that is not loaded does. Searches the library: call it off the event loop (the first
+    search builds the index, and hybrid search may load a model)."""
     hits = [
         hit
-        for hit in library.search(' '.join(text.split())[:MAX_QUERY_CHARACTERS], count + len(loaded))
+        for hit in library.search(query, count + len(loaded))
         if hit.score >= threshold and hit.name not in loaded and library.skills[hit.name].model_invocable
     ][:count]
     if not hits:
@@ -46,4 +63,4 @@ def with_reminder(
     lines = [f'- {hit.name}: {one_line(library.skills[hit.name].description, _DESCRIPTION)}' for hit in hits]
     heading = 'Skills that may help with this request (load one with `load_skill`):'
     note = '\n'.join([f'<{REMINDER_TAG}>', heading, *lines, f'</{REMINDER_TAG}>'])
-    return replace(request, parts=[*request.parts, UserPromptPart(note)])
+    return Reminder(replace(request, parts=[*request.parts, UserPromptPart(note)]), [hit.name for hit in hits])

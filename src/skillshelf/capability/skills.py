@@ -59,7 +59,7 @@ from .refusals import (
     sanitized,
     unloaded_tool_message,
 )
-from .reminders import with_reminder
+from .reminders import Reminder, prompt_to_remind, with_reminder
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset, script_runner
 from .state import LoadState
 from .telemetry import traced_meta_call
@@ -412,11 +412,15 @@ class Skills(AbstractCapability[AgentDepsT]):
         the history too, so later requests repeat it as it was sent."""
         previous = ctx.messages[-1] if ctx.messages else None
         rewritten = explain_hidden_tool_refusals(ctx.messages, self._state.owners, set(self._state.loaded))
-        if self.reminders:
-            loaded = self._state.loaded
-            reminded = with_reminder(ctx.messages, self.library, loaded, self.reminders, self.reminder_threshold)
-            if reminded is not None:
-                ctx.messages[-1] = rewritten = reminded
+        if self.reminders and (prompt := prompt_to_remind(ctx.messages)) is not None:
+            (request, query), loaded = prompt, list(self._state.loaded)
+
+            def remind() -> Reminder | None:
+                return with_reminder(request, query, self.library, loaded, self.reminders, self.reminder_threshold)
+
+            reminder = await traced_meta_call(ctx, 'remind', {'query': query}, loaded, lambda: off_event_loop(remind))
+            if reminder is not None:
+                ctx.messages[-1] = rewritten = reminder.request
         if rewritten is not None:
             request_context.messages = [
                 rewritten if message is previous else message for message in request_context.messages

@@ -18,6 +18,7 @@ from pydantic_ai import RunContext
 
 from ..scripts.runner import ScriptResult
 from .meta_tools import SkillMatch
+from .reminders import Reminder
 
 __all__ = ('SPAN_NAMES', 'record_script_result', 'traced_meta_call')
 
@@ -27,8 +28,9 @@ SPAN_NAMES = {
     'unload': 'skillshelf.unload',
     'read': 'skillshelf.read_resource',
     'run': 'skillshelf.run_script',
+    'remind': 'skillshelf.reminder',
 }
-"""The span of each meta-tool operation (the `meta` tag of its tool)."""
+"""The span of each meta-tool operation (the `meta` tag of its tool), and of a reminder's search."""
 
 
 async def traced_meta_call(
@@ -49,7 +51,7 @@ async def traced_meta_call(
     if isinstance(name := args.get('name'), str):
         attributes['skillshelf.skill'] = name
         attributes['logfire.msg'] = f'{span_name} {name}'
-    if operation == 'search' and ctx.trace_include_content and isinstance(query := args.get('query'), str):
+    if operation in ('search', 'remind') and ctx.trace_include_content and isinstance(query := args.get('query'), str):
         attributes['skillshelf.query'] = query
     if isinstance(invoked_by := args.get('invoked_by'), str):  # a user's `/name`, outside any tool call
         attributes['skillshelf.invoked_by'] = invoked_by
@@ -60,6 +62,8 @@ async def traced_meta_call(
         if span.is_recording():
             if operation == 'search':
                 _record_matches(span, result)
+            if operation == 'remind':
+                span.set_attribute('skillshelf.reminded', result.skills if isinstance(result, Reminder) else [])
             span.set_attribute('skillshelf.loaded_skills', list(loaded))
         return result
 
