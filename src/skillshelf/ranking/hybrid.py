@@ -3,7 +3,7 @@
 Lexical ranking wins where users phrase a request like the skill's author; dense sentence embeddings win
 where they paraphrase. `HybridIndex` adds the two: the lexical score (already in [0, 1], see
 `SkillIndex.scores`) and the cosine similarity of query and skill embeddings. The similarity's share is
-`1 - lexical_weight` for a skill whose indexed text is short (a tool's one-line description), and shrinks for a
+`1 - lexical_weight` for a skill whose indexed text is short (a tool's short description), and shrinks for a
 longer one (`dense_shares`). The embeddings come from an `Encoder` (see `semantic.py`).
 """
 
@@ -33,10 +33,10 @@ repositories (`benchmarks/crossval.py --hybrid`), for the best mean P@1 over the
 
 SHORT_TEXT_WORDS = 75
 """A skill whose indexed text (name, description, keywords, body start) has at most this many words gets the whole
-dense share; one with `n` more words gets `SHORT_TEXT_WORDS / n` of it. An embedding says what the start of a
-text says, while BM25 weighs every indexed word. On the dev sets, similarity adds 13 points of P@1 to tools
-described in a line (MetaTool) and nothing to `SKILL.md` skills of a thousand indexed words (their authors' trigger
-queries), where the share tools want (0.6) costs 5.5 points (the 2,651-skill library)."""
+dense share; one of `n` words, more than that, gets `SHORT_TEXT_WORDS / n` of it. An embedding says what the start
+of a text says, while BM25 weighs every indexed word. On the dev sets, similarity adds 13 points of P@1 to tools
+with short descriptions (MetaTool) and nothing to `SKILL.md` skills of a thousand indexed words (their authors'
+trigger queries), where the share tools want (0.6) costs 5.5 points (the 2,651-skill library)."""
 
 EMBEDDED_BODY_CHARS = 1500
 """How much of a skill's body follows its headline in the text that is embedded: the model reads only 256 word
