@@ -1,7 +1,8 @@
 """A durable agent with skills, as its own process: `python durable_dbos_app.py WORK MODE DATABASE`.
 
 DBOS keeps its system database at DATABASE, an SQLAlchemy URL (SQLite or PostgreSQL); the skills are `WORK/skills`;
-the `forecast` tool appends a line to `WORK/forecast.log` each time its body runs. MODE `start` starts the workflow,
+the `forecast` tool appends a line to `WORK/forecast.log` each time its body runs; the prompt is `WORK/prompt` if
+there is one. MODE `start` starts the workflow,
 and the scripted model kills this process (SIGKILL, no cleanup) at the request named by `WORK/kill_at`; MODE
 `recover` lets DBOS recover the workflow at launch and prints, as JSON, what the recovered run saw.
 """
@@ -32,8 +33,15 @@ DATABASE = sys.argv[3]
 
 weather = weather_skill(WORK)
 
+PROMPT = (WORK / 'prompt').read_text() if (WORK / 'prompt').exists() else 'Plan a trip to Lisbon.'
+"""`WORK/prompt`, if there is one: a user's `/packing`, say, which loads that skill before the first request."""
 SCRIPT: list[list[ToolCallPart | TextPart]] = [
-    [ToolCallPart('load_skill', {'name': 'packing'}), ToolCallPart('load_skill', {'name': 'weather'})],
+    *(
+        # The user's `/packing` is recorded as the history's first response (a `load_skill` call): never asked for.
+        [[], [ToolCallPart('load_skill', {'name': 'weather'})]]
+        if PROMPT.startswith('/')
+        else [[ToolCallPart('load_skill', {'name': 'packing'}), ToolCallPart('load_skill', {'name': 'weather'})]]
+    ),
     [ToolCallPart('forecast', {'city': 'Lisbon'})],
     [TextPart('Pack light: Lisbon is sunny.')],
 ]
@@ -80,7 +88,7 @@ async def main() -> None:
     if MODE == 'start':
         DBOS.launch()
         with SetWorkflowID(WORKFLOW_ID):
-            await plan_trip('Plan a trip to Lisbon.')
+            await plan_trip(PROMPT)
         raise SystemExit('the scripted model did not kill the process')
     DBOS.launch()  # recovers the workflow the killed process left pending
     handle = await DBOS.retrieve_workflow_async(WORKFLOW_ID)

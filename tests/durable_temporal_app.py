@@ -38,9 +38,16 @@ TASK_QUEUE = f'skillshelf-{WORK.name}'  # one per test, so tests sharing a serve
 
 weather = weather_skill(WORK)
 
+FIRST_PROMPT = (WORK / 'prompt').read_text() if (WORK / 'prompt').exists() else 'Plan a trip to Lisbon.'
+"""`WORK/prompt`, if there is one: a user's `/packing`, say, which loads that skill before the first request."""
 SCRIPT: list[list[ToolCallPart | TextPart]] = [
     # the first run
-    [ToolCallPart('load_skill', {'name': 'packing'}), ToolCallPart('load_skill', {'name': 'weather'})],
+    *(
+        # The user's `/packing` is recorded as the history's first response (a `load_skill` call): never asked for.
+        [[], [ToolCallPart('load_skill', {'name': 'weather'})]]
+        if FIRST_PROMPT.startswith('/')
+        else [[ToolCallPart('load_skill', {'name': 'packing'}), ToolCallPart('load_skill', {'name': 'weather'})]]
+    ),
     [ToolCallPart('forecast', {'city': 'Lisbon'})],
     [TextPart('Pack light: Lisbon is sunny.')],
     # the second run, continuing the conversation: packing is loaded from its history; surfing does not exist (yet)
@@ -119,7 +126,7 @@ async def run(address: str, mode: str) -> None:
     sys.addaudithook(skill_file_reads)
     async with worker(client):
         if mode == 'start':
-            prompts = ['Plan a trip to Lisbon.', 'What goes in the bag?']
+            prompts = [FIRST_PROMPT, 'What goes in the bag?']
             await client.execute_workflow(PlanTrip.run, prompts, id=WORKFLOW_ID, task_queue=TASK_QUEUE)
             raise SystemExit('the scripted model did not kill the process')
         handle = client.get_workflow_handle(WORKFLOW_ID)

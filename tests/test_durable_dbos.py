@@ -131,6 +131,32 @@ def test_killed_after_the_skill_tool_recovers_without_running_it_again(tmp_path:
     assert runs[0].split()[0] != str(result['pid'])  # it ran in the killed process, never in the recovering one
 
 
+def test_a_users_slash_load_is_replayed_as_recorded_though_the_skill_was_removed(tmp_path: Path, database: str) -> None:
+    (tmp_path / 'prompt').write_text('/packing for Lisbon')
+    # Request 1 is the user's load in the history; killed at 3: after the model loaded weather, before the forecast.
+    result = crash_and_recover(tmp_path, kill_at=3, database=database)
+
+    assert result['output'] == ['Pack light: Lisbon is sunny.']
+    first_live = result['seen'][0]
+    assert first_live['request'] == 3
+    assert 'forecast' in first_live['tools']  # the model's load of weather was replayed too
+    # The user's load answers as it did before the crash, though packing's folder is gone: its reply is a recorded
+    # step, not a read of the library at recovery (which would find no such skill and drop the load).
+    reply = "Loaded skill 'packing'.\n\nPack for the forecast.\n\nARGUMENTS: for Lisbon"
+    assert first_live['returns'][0] == ['load_skill', reply]
+    assert not (tmp_path / 'skill_reads.log').exists()
+    assert result['steps'] == [
+        'trip__capability__skillshelf.refresh_library',
+        'trip__capability__skillshelf.user_load',
+        'trip__model.request',
+        'trip.skillshelf.load_skill',
+        'trip__model.request',
+        'trip.skillshelf.forecast',
+        'trip__model.request',
+    ]
+    assert len(forecast_runs(tmp_path)) == 1
+
+
 def test_example_records_the_library_check_the_load_and_the_tool_as_steps() -> None:
     completed = subprocess.run(
         [sys.executable, str(REPO / 'examples' / 'durable_dbos.py')],

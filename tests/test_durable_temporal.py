@@ -36,6 +36,7 @@ MODEL = 'agent__trip__model_request'
 META = 'agent__trip__toolset__skillshelf__call_tool'  # load_skill, read_skill_resource, ...
 FORECAST = 'agent__trip__toolset__skillshelf.weather__call_tool'
 FIRST_RUN = [CHECK, MODEL, META, META, MODEL, FORECAST, MODEL]  # two loads, the forecast, the answer
+USER_LOAD = 'agent__trip__capability__skillshelf__user_load'  # a user's `/name`, recorded
 
 
 def temporal_cli() -> str | None:
@@ -160,3 +161,19 @@ def test_skill_folder_removed_before_recovery_replays_a_later_run_as_recorded(
     assert packing == CHECKLIST
     assert surfing.startswith("There is no skill named 'surfing'.")
     assert result['activities'] == [*FIRST_RUN, CHECK, MODEL, META, MODEL]  # packing's read; surfing's had none
+
+
+def test_a_users_slash_load_is_replayed_as_recorded_though_the_skill_was_removed(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    (tmp_path / 'prompt').write_text('/packing for Lisbon')
+    # Request 1 is the user's load in the history; killed at 3: after the model loaded weather, before the forecast.
+    result = crash_and_recover(tmp_path, temporal_address, kill_at=3)
+
+    assert_replayed_by_the_second_worker(result, tmp_path)  # among others: no nondeterminism error, no file read
+    first_live = result['seen'][0]
+    assert first_live['request'] == 3
+    assert 'forecast' in first_live['tools']
+    # packing's folder is gone, yet the replayed run has the user's load as the original run got it.
+    assert returns_of(first_live, 'load_skill')[0] == f'{LOADED_PACKING}\n\nARGUMENTS: for Lisbon'
+    assert result['activities'][:3] == [CHECK, USER_LOAD, MODEL]

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 from pydantic_ai import ApprovalRequired, ModelRetry, RunContext, ToolReturn
@@ -38,7 +38,15 @@ from .catalog import (
 )
 from .durable import in_durable_unit, in_durable_workflow, off_event_loop
 from .fork import forks, run_fork
-from .history import DEFAULT_ID, loaded_from_history, loaded_skills, revealed_from_history, skill_tool_tag, tag_of
+from .history import (
+    DEFAULT_ID,
+    loaded_from_history,
+    loaded_skills,
+    revealed_from_history,
+    skill_tool_tag,
+    state_change,
+    tag_of,
+)
 from .invocation import SkillCommand, invocation_messages, parse_invocation
 from .lazy_toolset import LazyToolset
 from .meta_tools import (
@@ -316,22 +324,50 @@ class Skills(AbstractCapability[AgentDepsT]):
     async def _invoke_from_prompt(self, ctx: RunContext[AgentDepsT]) -> None:
         """A prompt such as `/release-notes v2.1` loads that skill now, recorded in the history like a model's load
         (see `invocation`), so its instructions are in the model's first request."""
-        parsed = parse_invocation(ctx.prompt)
-        skill = self.library.get(parsed[0]) if parsed is not None else None
-        if parsed is None or skill is None or not skill.user_invocable:
+        if (parsed := parse_invocation(ctx.prompt)) is None:
             return
         name, arguments = parsed
+        # Asked of the library in a recorded operation, whatever the prompt names: a replay must schedule the same
+        # operations as the original run, so whether to ask cannot depend on the library as it is at replay time.
+        if (outcome := await self._user_load(ctx, name, arguments)) is None:
+            return
+        status, text = outcome
 
         async def invoke() -> ToolReturn[Any] | str:
-            if forks(skill):
-                return await self._fork(ctx, skill, arguments)
-            reply = load_reply(self.library, self.capability_id, name, self._with_tools, self._skill_dir, arguments)
-            if not isinstance(reply, str) and name not in self._state.loaded:
+            if status == 'fork':
+                skill = self.library.get(name)
+                return (
+                    unknown_skill_message(self.library, name)
+                    if skill is None
+                    else await self._fork(ctx, skill, arguments)
+                )
+            if status == 'unreadable':
+                return text
+            if name not in self._state.loaded:
                 self._state.loaded.append(name)
-            return reply
+            return ToolReturn(text, metadata=state_change(self.capability_id, 'load', name))
 
         reply = await traced_meta_call(ctx, 'load', {'name': name, 'invoked_by': 'user'}, self._state.loaded, invoke)
         ctx.enqueue(*invocation_messages(f'{self.capability_id}-invoke-{ctx.run_id}', name, arguments, reply))
+
+    @durable_operation(name='user_load')
+    async def _user_load(
+        self, ctx: RunContext[AgentDepsT], name: str, arguments: str
+    ) -> tuple[Literal['loaded', 'unreadable', 'fork'], str] | None:
+        """What a user's `/name` does: `('loaded', reply)` with the text the load returns, `('unreadable', why)`, or
+        `('fork', '')` for a skill that runs as a sub-agent (the caller runs it); `None` when `name` is no skill a
+        user may invoke.
+
+        Under a durable engine this is a recorded operation (a DBOS step, a Temporal activity): a recovered run gets
+        the reply the original run got, reading no `SKILL.md`, even if the skill was edited or removed since.
+        """
+        skill = self.library.get(name)
+        if skill is None or not skill.user_invocable:
+            return None
+        if forks(skill):
+            return 'fork', ''
+        reply = load_reply(self.library, self.capability_id, name, self._with_tools, self._skill_dir, arguments)
+        return ('unreadable', reply) if isinstance(reply, str) else ('loaded', str(reply.return_value))
 
     async def _fork(self, ctx: RunContext[AgentDepsT], skill: Skill[Any], arguments: str) -> str:
         """Run a `context: fork` skill as a sub-agent (see `fork`): the parent gets its final output only."""
