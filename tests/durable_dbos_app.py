@@ -18,13 +18,19 @@ from typing import Any
 from dbos import DBOS, DBOSConfig, SetWorkflowID
 from pydantic_ai import Agent
 from pydantic_ai.durable_exec.dbos import DBOSDurability
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from skillshelf import Skills
 from skillshelf.capability.dbos_steps import SkillSteps
 
-from durable_weather import crash_at_chosen_request, weather_skill, what_the_model_saw
+from durable_weather import (
+    crash_at_chosen_request,
+    first_prompt,
+    first_run_script,
+    weather_skill,
+    what_the_model_saw,
+)
 
 WORKFLOW_ID = 'trip-1'
 WORK = Path(sys.argv[1])
@@ -33,18 +39,8 @@ DATABASE = sys.argv[3]
 
 weather = weather_skill(WORK)
 
-PROMPT = (WORK / 'prompt').read_text() if (WORK / 'prompt').exists() else 'Plan a trip to Lisbon.'
-"""`WORK/prompt`, if there is one: a user's `/packing`, say, which loads that skill before the first request."""
-SCRIPT: list[list[ToolCallPart | TextPart]] = [
-    *(
-        # The user's `/packing` is recorded as the history's first response (a `load_skill` call): never asked for.
-        [[], [ToolCallPart('load_skill', {'name': 'weather'})]]
-        if PROMPT.startswith('/')
-        else [[ToolCallPart('load_skill', {'name': 'packing'}), ToolCallPart('load_skill', {'name': 'weather'})]]
-    ),
-    [ToolCallPart('forecast', {'city': 'Lisbon'})],
-    [TextPart('Pack light: Lisbon is sunny.')],
-]
+PROMPT = first_prompt(WORK)
+SCRIPT = first_run_script(PROMPT)
 seen: list[dict[str, Any]] = []
 
 

@@ -30,7 +30,13 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from skillshelf import Skills
 
-from durable_weather import crash_at_chosen_request, weather_skill, what_the_model_saw
+from durable_weather import (
+    crash_at_chosen_request,
+    first_prompt,
+    first_run_script,
+    weather_skill,
+    what_the_model_saw,
+)
 
 WORK = Path(os.environ['SKILLSHELF_TEMPORAL_WORK'])
 WORKFLOW_ID = f'trip-{WORK.name}'
@@ -38,18 +44,9 @@ TASK_QUEUE = f'skillshelf-{WORK.name}'  # one per test, so tests sharing a serve
 
 weather = weather_skill(WORK)
 
-FIRST_PROMPT = (WORK / 'prompt').read_text() if (WORK / 'prompt').exists() else 'Plan a trip to Lisbon.'
-"""`WORK/prompt`, if there is one: a user's `/packing`, say, which loads that skill before the first request."""
+FIRST_PROMPT = first_prompt(WORK)
 SCRIPT: list[list[ToolCallPart | TextPart]] = [
-    # the first run
-    *(
-        # The user's `/packing` is recorded as the history's first response (a `load_skill` call): never asked for.
-        [[], [ToolCallPart('load_skill', {'name': 'weather'})]]
-        if FIRST_PROMPT.startswith('/')
-        else [[ToolCallPart('load_skill', {'name': 'packing'}), ToolCallPart('load_skill', {'name': 'weather'})]]
-    ),
-    [ToolCallPart('forecast', {'city': 'Lisbon'})],
-    [TextPart('Pack light: Lisbon is sunny.')],
+    *first_run_script(FIRST_PROMPT),
     # the second run, continuing the conversation: packing is loaded from its history; surfing does not exist (yet)
     [
         ToolCallPart('read_skill_resource', {'name': 'packing', 'path': 'checklist.md'}),

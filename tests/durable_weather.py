@@ -1,5 +1,6 @@
 """What the durable test apps (`durable_dbos_app.py`, `durable_temporal_app.py`) share: the logged `weather` skill,
-the record of what the scripted model saw, and the crash at a chosen request."""
+the first prompt and the first run's script, the record of what the scripted model saw, and the crash at a chosen
+request."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic_ai import RunContext
-from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo
 
 from skillshelf import Skill
@@ -52,3 +53,19 @@ def crash_at_chosen_request(work: Path, request: int) -> None:
     """Kill this process (SIGKILL, no cleanup) if `request` is the one named by `work/kill_at`."""
     if str(request) == (work / 'kill_at').read_text().strip():
         os.kill(os.getpid(), signal.SIGKILL)  # a crash: nothing after this point is recorded or cleaned up
+
+
+def first_prompt(work: Path) -> str:
+    """`work/prompt`, if there is one (a user's `/packing`, say, which loads that skill before the first request)."""
+    return (work / 'prompt').read_text() if (work / 'prompt').exists() else 'Plan a trip to Lisbon.'
+
+
+def first_run_script(prompt: str) -> list[list[ToolCallPart | TextPart]]:
+    """The scripted responses of the first run: load packing and weather, ask for the forecast, answer."""
+    loads: list[list[ToolCallPart | TextPart]] = (
+        # The user's `/packing` is recorded as the history's first response (a `load_skill` call): never asked for.
+        [[], [ToolCallPart('load_skill', {'name': 'weather'})]]
+        if prompt.startswith('/')
+        else [[ToolCallPart('load_skill', {'name': 'packing'}), ToolCallPart('load_skill', {'name': 'weather'})]]
+    )
+    return [*loads, [ToolCallPart('forecast', {'city': 'Lisbon'})], [TextPart('Pack light: Lisbon is sunny.')]]
