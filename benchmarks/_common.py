@@ -378,6 +378,10 @@ def write_skill_folders(docs: Sequence[Doc], directory: Path) -> list[str]:
 BENCH_CACHE = Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache') / 'skillshelf-bench'
 """What the benchmarks keep between runs: the offline model folder and embeddings."""
 
+FIXED_SHARE = 10**9
+"""A hybrid `short_text_words` no skill reaches: every skill gets the same dense share, so a lexical weight of 0 is
+dense search alone (the fusion before shares followed skill length)."""
+
 
 def fixture_encoder() -> Encoder:
     """The `[semantic]` extra's model, all-MiniLM-L6-v2, offline: its int8 weights (the dev dependency

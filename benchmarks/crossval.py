@@ -37,6 +37,7 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import (
+    FIXED_SHARE,
     Dataset,
     Skillshelf,
     bfcl_set,
@@ -54,9 +55,6 @@ from ablation import patched
 import skillshelf.ranking.lexical as lexical
 import skillshelf.ranking.tokenize as tokenizer
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig
-
-FIXED_SHARE = 10**9
-"""A `SHORT_TEXT_WORDS` value no skill reaches: every skill gets the same dense share."""
 
 
 @dataclass(frozen=True)

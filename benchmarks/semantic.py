@@ -25,6 +25,7 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import (
+    FIXED_SHARE,
     Dataset,
     Doc,
     Method,
@@ -45,8 +46,6 @@ from skillshelf.ranking.hybrid import DEFAULT_LEXICAL_WEIGHT, SHORT_TEXT_WORDS, 
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument
 
 WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.7)
-DENSE_ALONE = 10**9
-"""A `short_text_words` no skill reaches, so that weight 0 is dense search alone."""
 
 
 class Precomputed:
@@ -129,7 +128,7 @@ def _builder(
 ) -> Any:
     def build(_docs: Sequence[Doc]) -> Precomputed:
         # Dense alone: every skill's whole score is its similarity, whatever its length.
-        short_words = DENSE_ALONE if weight == 0.0 else SHORT_TEXT_WORDS
+        short_words = FIXED_SHARE if weight == 0.0 else SHORT_TEXT_WORDS
         index = HybridIndex(
             documents,
             encoder=lambda texts: doc_vectors,
