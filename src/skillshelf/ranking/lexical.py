@@ -39,8 +39,9 @@ get are left out.
 
 On the dev files this drops no right answer at rank 1 (see `benchmarks/README.md`); it removes matches
 that share only a common word with the query. Lexical scores cannot tell a near-miss request from a real one.
-Hybrid search drops almost no right answer with it either (0.2 would cost MetaTool a point), and keeps a pure
-paraphrase, which scores only its embedding share, when its cosine similarity reaches 0.25 (at the default lexical weight, 0.6).
+Hybrid search drops no right answer with it either (0.2 would cost MetaTool half a point), and keeps a pure
+paraphrase, which scores only its embedding share, when its cosine similarity reaches 0.17 for a short skill (the
+share is 0.6 at the default lexical weight, 0.4) and more for a longer one, whose share is smaller.
 """
 
 
