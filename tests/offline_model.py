@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from skillshelf.files import write_atomically
+
 VOCABULARY = Path(__file__).parent / 'data' / 'minilm-vocab.txt.gz'
 """The WordPiece vocabulary of all-MiniLM-L6-v2 (and bert-base-uncased): 30,522 pieces in id order."""
 
@@ -79,9 +81,9 @@ def offline_model_folder(directory: Path) -> Path:
     }
     for name, content in configs.items():
         if not (directory / name).exists():
-            _write_atomically(directory / name, json.dumps(content, indent=2))
+            _write_text(directory / name, json.dumps(content, indent=2))
     if not (directory / 'tokenizer.json').exists():
-        _write_atomically(directory / 'tokenizer.json', _tokenizer_json())
+        _write_text(directory / 'tokenizer.json', _tokenizer_json())
     return directory
 
 
@@ -110,8 +112,6 @@ def _link_or_copy(source: Path, target: Path) -> None:
     temporary.replace(target)
 
 
-def _write_atomically(target: Path, text: str) -> None:
-    # Two test processes may build the same folder at once: each writes its own file and renames it into place.
-    temporary = target.with_name(f'.{target.name}.{os.getpid()}')
-    temporary.write_text(text, encoding='utf-8')
-    temporary.replace(target)
+def _write_text(target: Path, text: str) -> None:
+    # Two test processes may build the same folder at once: each file appears whole or not at all.
+    write_atomically(target, lambda file: file.write(text.encode('utf-8')))
