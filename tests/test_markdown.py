@@ -292,6 +292,22 @@ def test_deep_nesting_is_refused_before_anything_is_built(deep: str) -> None:
         guarded_yaml.load(deep)
 
 
+def test_a_parser_that_refuses_nesting_itself_still_gives_our_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PyYAML 6.0.4's libyaml scanner refuses deep flow nesting on its own, with its own wording, before the walk
+    # reaches our limit; any parser may. Here a parser stops with its own error after a few brackets.
+    class RefusesEarly(yaml.SafeLoader):
+        def get_event(self) -> Any:
+            if self.get_mark().index > 40:
+                raise yaml.MarkedYAMLError(problem='some wording of its own', problem_mark=self.get_mark())
+            return super().get_event()
+
+    monkeypatch.setattr(guarded_yaml, '_BASE_LOADER', RefusesEarly)
+    with pytest.raises(guarded_yaml.YAMLRefusedError, match=f'nested more than {guarded_yaml.MAX_YAML_DEPTH} levels'):
+        guarded_yaml.load('m: ' + '[' * 300 + ']' * 300)
+    with pytest.raises(yaml.YAMLError, match='some wording of its own'):  # not a nesting problem: its error stands
+        guarded_yaml.load('m: [' + '[1], ' * 40 + ']')
+
+
 def test_nesting_up_to_the_limit_is_read() -> None:
     limit = guarded_yaml.MAX_YAML_DEPTH
     # The root mapping is level 1 and the innermost scalar level `limit`.

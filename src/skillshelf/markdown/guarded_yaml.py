@@ -122,17 +122,42 @@ def yaml_problem(error: yaml.YAMLError, first_line: int = 1) -> str:
 
 
 def _check_limits(text: str) -> None:
+    """Refuse `text` if it breaks a limit, in the project's own words whatever PyYAML's version.
+
+    libyaml's scanner may refuse deep nesting itself before the walk reaches our depth limit (PyYAML 6.0.4 added
+    its own limit, with its own wording). When the fast walk stops on any YAML error, the text up to the error is
+    walked again by the pure-Python parser, which has no such limit: a limit broken there is reported as ours, and
+    otherwise the original syntax error stands.
+    """
+    if not _may_break_limits(text):
+        return
+    try:
+        _walk_limits(_BASE_LOADER, text)
+    except YAMLRefusedError:
+        raise
+    except yaml.YAMLError as error:
+        mark = getattr(error, 'problem_mark', None) or getattr(error, 'context_mark', None)
+        prefix = text if mark is None else text[: mark.index + 1]
+        if _BASE_LOADER is not yaml.SafeLoader and _may_break_limits(prefix):
+            try:
+                _walk_limits(yaml.SafeLoader, prefix)
+            except YAMLRefusedError as refusal:
+                raise refusal from None
+            except yaml.YAMLError:
+                pass  # the prefix ends mid-document: only a refusal before that point matters
+        raise
+
+
+def _walk_limits(loader_class: type[yaml.SafeLoader], text: str) -> None:
     """Walk the event stream of `text` once, refusing it as soon as it breaks a limit.
 
     Each node's expanded size (values, and bytes of text) is added to its parent's when it ends; an alias adds
     the size its anchor ended with. An alias to a node that has not ended yet is a cycle.
     """
-    if not _may_break_limits(text):
-        return
     frames: list[list[int]] = [[0, 0]]  # the sizes of the open collections, outermost first
     anchors: dict[str, tuple[int, int] | None] = {}  # None: the anchored node is still open
     open_anchors: list[str | None] = []
-    loader = _BASE_LOADER(text)
+    loader = loader_class(text)
     try:
         while (event := cast('yaml.Event | None', loader.get_event())) is not None:  # pyright: ignore[reportUnknownMemberType]
             if isinstance(event, NodeEvent) and len(frames) > MAX_YAML_DEPTH:
