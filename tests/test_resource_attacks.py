@@ -690,13 +690,14 @@ def test_a_hard_link_to_an_outside_file_is_refused_unless_allowed(library: Path,
     with pytest.raises(ResourceError, match='has other hard links'):
         read_folder_resource(held, 'notes.md')  # both names of a file linked inside the folder count
     listed = list_folder_resources(held)
-    allowed = list_folder_resources(held, allow_hard_links=True)
+    held_allowing = hold_skill_folder(demo, allow_hard_links=True)
+    allowed = list_folder_resources(held_allowing)
 
     assert 'linked.md' not in listed
     assert 'notes.md' not in listed
     assert 'sub/deep.md' in listed
     assert {'linked.md', 'notes.md', 'sub/notes-again.md'} <= set(allowed)
-    assert read_folder_resource(held, 'linked.md', allow_hard_links=True) == SECRET
+    assert read_folder_resource(held_allowing, 'linked.md') == SECRET
     with pytest.raises(HardLinkedFileError):
         read_beneath(held, ['linked.md'], 100)
     case(AREA, 'a hard link inside the skill to an outside file', f'refused and not listed: {refused.value}')

@@ -57,7 +57,7 @@ def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Dis
     that are symlinks are not followed (reported), and no read leaves the directory."""
     found = Discovery(fingerprint=commands_fingerprint(directory))  # looked at before anything is read
     try:
-        held = hold_folder(os.path.abspath(directory))
+        held = hold_folder(os.path.abspath(directory), allow_hard_links=allow_hard_links)
     except OSError:
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
@@ -67,7 +67,7 @@ def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Dis
     for parts in files:
         path = os.path.join(held.path, *parts)
         try:
-            found.skills.append(_read_command(held, parts, allow_hard_links))
+            found.skills.append(_read_command(held, parts))
         except SkillFormatError as error:
             found.skipped.append(SkippedSkill(Path(path), error.problem))
     return found
@@ -111,13 +111,13 @@ def _walk(root: str) -> tuple[list[tuple[str, ...]], list[tuple[str, str]]]:
     return files, problems
 
 
-def _read_command(held: HeldFolder, parts: tuple[str, ...], allow_hard_links: bool) -> Skill[Any]:
+def _read_command(held: HeldFolder, parts: tuple[str, ...]) -> Skill[Any]:
     """The skill of one command file, read beneath the commands directory."""
     path = os.path.join(held.path, *parts)
     name = parts[-1][: -len(COMMAND_SUFFIX)]
     if problem := name_problem(name):
         raise SkillFormatError(path, f'{problem} (a command is named by its file; rename the file)')
-    fields, body = _split(path, _decoded(path, _read(held, parts, allow_hard_links)))
+    fields, body = _split(path, _decoded(path, _read(held, parts)))
     description = fields.pop('description', None)
     if description is not None and not isinstance(description, str):
         raise SkillFormatError(path, f'`description` must be a string, not a YAML {type(description).__name__}')
@@ -133,10 +133,10 @@ def _read_command(held: HeldFolder, parts: tuple[str, ...], allow_hard_links: bo
     return skill
 
 
-def _read(held: HeldFolder, parts: tuple[str, ...], allow_hard_links: bool) -> bytes:
+def _read(held: HeldFolder, parts: tuple[str, ...]) -> bytes:
     path = os.path.join(held.path, *parts)
     try:
-        raw = read_beneath(held, parts, MAX_SKILL_FILE_BYTES + 1, allow_hard_links=allow_hard_links)
+        raw = read_beneath(held, parts, MAX_SKILL_FILE_BYTES + 1)
     except OutsideFolderError:
         raise SkillFormatError(path, 'the file is a symlink to outside its commands directory') from None
     except HardLinkedFileError:

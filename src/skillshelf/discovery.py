@@ -155,11 +155,11 @@ class _Listing:
 def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_links: bool, trusted: bool) -> None:
     """Accept `folder` (an entry of the library, or the library itself) and read its `SKILL.md` beneath it."""
     try:
-        held = hold_skill_folder(folder, check_containment=is_entry)
+        held = hold_skill_folder(folder, check_containment=is_entry, allow_hard_links=allow_hard_links)
     except ResourceError as error:
         found.skipped.append(SkippedSkill(Path(folder), str(error)))
         return
-    skill_file = SkillFile(held, allow_hard_links)
+    skill_file = SkillFile(held)
     try:
         front = read_frontmatter(skill_file)
     except SkillFormatError as error:

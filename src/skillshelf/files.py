@@ -72,7 +72,8 @@ def open_regular_file(target: str | Path) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class HeldFolder:
-    """A folder as it was accepted: its path and the identity of the directory the path named then."""
+    """A folder as it was accepted: its path, the identity of the directory the path named then, and how the files
+    beneath it may be read."""
 
     path: str
     """The folder as given; it may be a symlink that was accepted."""
@@ -80,6 +81,9 @@ class HeldFolder:
     """`st_dev` of the directory."""
     inode: int
     """`st_ino` of the directory."""
+    allow_hard_links: bool = False
+    """Serve files beneath it that have other hard links (refused by default: their other names may lie outside the
+    folder). Decided once, when the folder is accepted, for every later read."""
 
     def open(self) -> int:
         """Open the folder (the caller closes the descriptor), checking it is still the accepted directory.
@@ -125,9 +129,12 @@ class HeldFolder:
         return stat.S_ISDIR(info.st_mode) and (info.st_dev, info.st_ino) == (self.device, self.inode)
 
 
-def hold_folder(path: str | os.PathLike[str], *, within: str | os.PathLike[str] | None = None) -> HeldFolder:
+def hold_folder(
+    path: str | os.PathLike[str], *, within: str | os.PathLike[str] | None = None, allow_hard_links: bool = False
+) -> HeldFolder:
     """Accept the directory at `path`; a symlink there is followed, and with `within` it must lead strictly
-    beneath that directory. A real directory is accepted with one `lstat`.
+    beneath that directory. A real directory is accepted with one `lstat`. `allow_hard_links` is the read policy of
+    the files beneath it (see `HeldFolder.allow_hard_links`).
 
     Raises:
         OutsideFolderError: `path` is a symlink that leads outside `within` (or to `within` itself).
@@ -142,7 +149,7 @@ def hold_folder(path: str | os.PathLike[str], *, within: str | os.PathLike[str] 
             _check_link_within(path, info, os.fspath(within))
     if not stat.S_ISDIR(info.st_mode):
         raise NotADirectoryError(errno.ENOTDIR, 'not a directory')
-    return HeldFolder(path, info.st_dev, info.st_ino)
+    return HeldFolder(path, info.st_dev, info.st_ino, allow_hard_links)
 
 
 def _check_link_within(path: str, info: os.stat_result, within: str) -> None:
@@ -154,7 +161,7 @@ def _check_link_within(path: str, info: os.stat_result, within: str) -> None:
         raise FolderChangedError(errno.ESTALE, 'the symlink changed while it was checked')
 
 
-def open_beneath(folder: HeldFolder, parts: Sequence[str], *, allow_hard_links: bool = False) -> tuple[int, int]:
+def open_beneath(folder: HeldFolder, parts: Sequence[str]) -> tuple[int, int]:
     """Open the regular file at `parts` (names relative to `folder`, no `..`) read-only, never leaving `folder`.
 
     Symlinks on the way are followed by walking their targets from the folder again, at most
@@ -168,22 +175,22 @@ def open_beneath(folder: HeldFolder, parts: Sequence[str], *, allow_hard_links: 
         FolderChangedError: `folder` is no longer the accepted directory.
         OutsideFolderError: a symlink on the way leads outside `folder`.
         NotRegularFileError: the path names a directory, FIFO, device, ...
-        HardLinkedFileError: the file has other hard links and `allow_hard_links` is false.
+        HardLinkedFileError: the file has other hard links and the folder does not allow them.
         OSError: missing (`ENOENT`, `ENOTDIR`), a symlink loop (`ELOOP`), unreadable, ...
     """
     if not WALKS_BENEATH:
-        return _open_by_path(folder, parts, allow_hard_links)
+        return _open_by_path(folder, parts)
     root = folder.open()
     try:
-        return _walk(folder, root, list(parts), allow_hard_links)
+        return _walk(folder, root, list(parts))
     finally:
         os.close(root)
 
 
-def read_beneath(folder: HeldFolder, parts: Sequence[str], max_bytes: int, *, allow_hard_links: bool = False) -> bytes:
+def read_beneath(folder: HeldFolder, parts: Sequence[str], max_bytes: int) -> bytes:
     """The first `max_bytes` bytes of the file at `parts` beneath `folder` (see `open_beneath`, which lists
     what is raised); ask for a byte more than a limit to tell a file that is too large."""
-    descriptor, _ = open_beneath(folder, parts, allow_hard_links=allow_hard_links)
+    descriptor, _ = open_beneath(folder, parts)
     try:
         return read_at_most(descriptor, max_bytes)
     finally:
@@ -205,7 +212,7 @@ def open_subfolder(parent: int, name: str) -> int:
     return os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_DIRECTORY, dir_fd=parent)
 
 
-def _walk(folder: HeldFolder, root: int, parts: list[str], allow_hard_links: bool) -> tuple[int, int]:
+def _walk(folder: HeldFolder, root: int, parts: list[str]) -> tuple[int, int]:
     """`open_beneath` from the open `root`: `opened` holds the directories below it, innermost last."""
     opened: list[int] = []
     pending = [part for part in reversed(parts) if part not in ('', '.')]
@@ -238,7 +245,7 @@ def _walk(folder: HeldFolder, root: int, parts: list[str], allow_hard_links: boo
                 pending.extend(part for part in reversed(target.split('/')) if part not in ('', '.'))
                 continue
             if final:
-                return _checked_file(descriptor, allow_hard_links)
+                return _checked_file(descriptor, folder.allow_hard_links)
             opened.append(descriptor)
         raise NotRegularFileError(errno.EISDIR, 'the path names a directory')
     finally:
@@ -275,7 +282,7 @@ def _is_held_at(path: str, folder: HeldFolder) -> bool:
         return False
 
 
-def _open_by_path(folder: HeldFolder, parts: Sequence[str], allow_hard_links: bool) -> tuple[int, int]:
+def _open_by_path(folder: HeldFolder, parts: Sequence[str]) -> tuple[int, int]:
     """`open_beneath` where there is no `dir_fd`: resolve, check, then open (racy, but never unchecked)."""
     folder.check()
     try:
@@ -286,7 +293,7 @@ def _open_by_path(folder: HeldFolder, parts: Sequence[str], allow_hard_links: bo
     if not target.is_relative_to(root):
         raise OutsideFolderError(errno.EXDEV, 'a symlink leads outside the folder')
     descriptor = os.open(target, os.O_RDONLY | _O_NONBLOCK)
-    return _checked_file(descriptor, allow_hard_links)
+    return _checked_file(descriptor, folder.allow_hard_links)
 
 
 def _checked_file(descriptor: int, allow_hard_links: bool) -> tuple[int, int]:

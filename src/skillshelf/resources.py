@@ -47,19 +47,24 @@ MAX_PATH_CHARACTERS = 1024
 """A requested path longer than this is refused without touching the file system."""
 
 
-def hold_skill_folder(folder: str | Path, *, check_containment: bool = True) -> HeldFolder:
+def hold_skill_folder(
+    folder: str | Path, *, check_containment: bool = True, allow_hard_links: bool = False
+) -> HeldFolder:
     """Accept `folder` as a skill folder whose files are read later (see `read_folder_resource`).
 
     With `check_containment`, a folder that is a symlink must lead inside the directory that holds it (its
     library directory): a skill folder swapped for a link to, say, `~/.ssh` is not accepted. A library
-    directory that is itself a skill folder is held without it: the user named that directory.
+    directory that is itself a skill folder is held without it: the user named that directory. `allow_hard_links`
+    is the read policy of its files (see `HeldFolder.allow_hard_links`).
 
     Raises:
         ResourceError: the folder is missing, not a folder, or a symlink to outside its library directory.
     """
     path = os.path.abspath(folder)
     try:
-        return hold_folder(path, within=os.path.dirname(path) if check_containment else None)
+        return hold_folder(
+            path, within=os.path.dirname(path) if check_containment else None, allow_hard_links=allow_hard_links
+        )
     except OutsideFolderError:
         raise ResourceError(
             'the skill folder now points outside its library directory, so its files are not served'
@@ -78,7 +83,7 @@ def folder_changed(folder: HeldFolder) -> ResourceError:
     )
 
 
-def list_folder_resources(folder: HeldFolder | Path, *, allow_hard_links: bool = False) -> list[str]:
+def list_folder_resources(folder: HeldFolder | Path) -> list[str]:
     """Relative POSIX paths of the files under `folder` that `read_folder_resource` would open, in walk
     order (each folder's files sorted, then its sub-folders), excluding `SKILL.md`, hidden files and names
     that are not valid UTF-8.
@@ -96,7 +101,7 @@ def list_folder_resources(folder: HeldFolder | Path, *, allow_hard_links: bool =
             root = held.path
     except (ResourceError, FolderChangedError):
         return []
-    listing = _Listing(held, allow_hard_links)
+    listing = _Listing(held)
     try:
         listing.visit(root, '', 0)
     finally:
@@ -110,9 +115,7 @@ class _Listing:
     """One bounded walk of a skill folder for `list_folder_resources`."""
 
     folder: HeldFolder
-    """The folder being listed."""
-    allow_hard_links: bool
-    """Whether files with other hard links are listed (they are read only if allowed)."""
+    """The folder being listed; files with other hard links are listed only if its read policy allows them."""
     found: list[str] = field(default_factory=list[str])
     """Listed paths so far."""
     scanned: int = 0
@@ -168,16 +171,16 @@ class _Listing:
         """Whether a read of `relative` would open a file: a symlink is walked as a read walks it."""
         try:
             if entry.is_symlink():
-                descriptor, _ = open_beneath(self.folder, relative.split('/'), allow_hard_links=self.allow_hard_links)
+                descriptor, _ = open_beneath(self.folder, relative.split('/'))
                 os.close(descriptor)
                 return True
             info = entry.stat(follow_symlinks=False)
         except OSError:
             return False
-        return stat.S_ISREG(info.st_mode) and (self.allow_hard_links or info.st_nlink == 1)
+        return stat.S_ISREG(info.st_mode) and (self.folder.allow_hard_links or info.st_nlink == 1)
 
 
-def read_folder_resource(folder: HeldFolder | Path, requested: str, *, allow_hard_links: bool = False) -> str:
+def read_folder_resource(folder: HeldFolder | Path, requested: str) -> str:
     """Read the text of the resource at `requested` (relative to `folder`).
 
     Raises:
@@ -187,7 +190,7 @@ def read_folder_resource(folder: HeldFolder | Path, requested: str, *, allow_har
     relative = safe_relative_path(requested)
     held = folder if isinstance(folder, HeldFolder) else hold_skill_folder(folder)
     try:
-        descriptor, size = open_beneath(held, relative.parts, allow_hard_links=allow_hard_links)
+        descriptor, size = open_beneath(held, relative.parts)
     except OSError as error:
         raise _refusal(held, requested, error) from None
     try:

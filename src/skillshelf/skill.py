@@ -134,10 +134,10 @@ class Skill(Generic[AgentDepsT]):
             SkillFormatError: the folder or its `SKILL.md` is missing, or breaks the Agent Skills format.
         """
         try:
-            held = hold_skill_folder(folder, check_containment=False)
+            held = hold_skill_folder(folder, check_containment=False, allow_hard_links=allow_hard_links)
         except ResourceError as error:
             raise SkillFormatError(Path(folder), str(error)) from None
-        skill_file = SkillFile(held, allow_hard_links)
+        skill_file = SkillFile(held)
         return cls.from_frontmatter(skill_file, read_frontmatter(skill_file))
 
     @classmethod
@@ -304,7 +304,7 @@ class Skill(Generic[AgentDepsT]):
         """Relative paths of the resources the model can read after loading the skill."""
         paths = sorted({*self.resources, *self._files})
         if self._file is not None:
-            paths += list_folder_resources(self._file.folder, allow_hard_links=self._file.allow_hard_links)
+            paths += list_folder_resources(self._file.folder)
         return paths
 
     def read_resource(self, path: str) -> str:
@@ -323,7 +323,7 @@ class Skill(Generic[AgentDepsT]):
             return decode_text(path, data)
         if self._file is None:
             raise ResourceError(f'no resource {path!r}')
-        return read_folder_resource(self._file.folder, relative, allow_hard_links=self._file.allow_hard_links)
+        return read_folder_resource(self._file.folder, relative)
 
     def __repr__(self) -> str:
         source = f', folder={str(self.folder)!r}' if self._file is not None else ''

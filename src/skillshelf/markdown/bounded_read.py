@@ -38,9 +38,7 @@ class SkillFile:
     """The `SKILL.md` of a folder that was accepted: read beneath that folder, never through a path again."""
 
     folder: HeldFolder
-    """The skill folder as discovery accepted it."""
-    allow_hard_links: bool = False
-    """Read the file even if it has other hard links (whose other names may lie outside the folder)."""
+    """The skill folder as discovery accepted it, with its read policy."""
 
     @property
     def path(self) -> str:
@@ -74,7 +72,7 @@ def read_skill_file(skill_file: str | Path | SkillFile) -> bytes:
 
 def _open_beneath(skill_file: SkillFile) -> tuple[int, int]:
     try:
-        return open_beneath(skill_file.folder, [SKILL_FILE], allow_hard_links=skill_file.allow_hard_links)
+        return open_beneath(skill_file.folder, [SKILL_FILE])
     except FolderChangedError:
         problem = (
             f'the skill folder changed after the library was read ({skill_file.folder.change()}); '
