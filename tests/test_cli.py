@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+import skillshelf.content.folder
 import skillshelf.ranking.semantic as semantic
-import skillshelf.skill
 from skillshelf import Skill, Skills
 from skillshelf.capability.meta_tools import META_TOOL_NAMES
 from skillshelf.cli import main
@@ -370,7 +370,7 @@ def test_index_saves_the_index_that_an_agent_then_loads_without_reading_a_body(
     def no_body_reads(skill_file: Path, max_chars: int | None = None) -> str:
         raise AssertionError(f'{skill_file} was read: the cached index was not used')
 
-    monkeypatch.setattr(skillshelf.skill, 'read_body', no_body_reads)
+    monkeypatch.setattr(skillshelf.content.folder, 'read_body', no_body_reads)
     capability = Skills(tmp_path / 'lib')
     assert [hit.name for hit in capability.library.search('kubernetes', 1)] == ['skill-007']
 

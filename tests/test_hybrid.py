@@ -379,17 +379,17 @@ def test_each_skill_is_embedded_with_the_start_of_its_body(tmp_path: Path) -> No
 
 
 def test_building_hybrid_search_reads_each_skill_body_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import skillshelf.skill
+    import skillshelf.content.folder
 
     library = SkillLibrary.build(directories=[write_library(tmp_path, 5)], encoder=WordEncoder())
     reads: list[int | None] = []
-    read_body = skillshelf.skill.read_body
+    read_body = skillshelf.content.folder.read_body
 
     def counted(file: Any, max_chars: int | None = None) -> str:
         reads.append(max_chars)
         return read_body(file, max_chars)
 
-    monkeypatch.setattr(skillshelf.skill, 'read_body', counted)
+    monkeypatch.setattr(skillshelf.content.folder, 'read_body', counted)
     library.prepare_search()
 
     assert len(reads) == 5  # the index and the embeddings share one read of each body start

@@ -15,7 +15,7 @@ from reliability.ledger import case
 from sqlalchemy import event
 
 from skillshelf import SkillError, SkillFormatError, Skills, SkillWarning
-from skillshelf.resources import MAX_RESOURCE_BYTES
+from skillshelf.content import MAX_RESOURCE_BYTES
 from skillshelf.sources.registry import SkillRegistry
 
 from conftest import Script, call, tool_returns

@@ -25,17 +25,16 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
 from skillshelf import ResourceError, Skill, SkillLibrary, Skills, SkillWarning
-from skillshelf.files import FolderChangedError, HardLinkedFileError, read_beneath
-from skillshelf.markdown.frontmatter import SKILL_FILE
-from skillshelf.resources import (
-    MAX_LISTED_RESOURCES,
-    MAX_PATH_CHARACTERS,
-    MAX_RESOURCE_BYTES,
+from skillshelf.content.base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES
+from skillshelf.content.folder import (
     MAX_RESOURCE_DEPTH,
     hold_skill_folder,
     list_folder_resources,
     read_folder_resource,
 )
+from skillshelf.content.paths import MAX_PATH_CHARACTERS
+from skillshelf.files import FolderChangedError, HardLinkedFileError, read_beneath
+from skillshelf.markdown.frontmatter import SKILL_FILE
 
 from conftest import swap_for_outside_link, swap_for_relative_outside_link
 

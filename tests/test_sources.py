@@ -28,7 +28,7 @@ from skillshelf import (
     SkippedSkill,
     SourceSkills,
 )
-from skillshelf.resources import MAX_RESOURCE_BYTES
+from skillshelf.content import MAX_RESOURCE_BYTES
 
 from conftest import Script, call, tool_returns
 

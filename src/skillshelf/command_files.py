@@ -19,6 +19,7 @@ from typing import Any, cast
 import yaml
 
 from ._text import one_line
+from .content import TextContent
 from .discovery import Discovery, Fingerprint, SkippedSkill
 from .errors import SkillFormatError
 from .files import (
@@ -128,9 +129,7 @@ def _read_command(held: HeldFolder, parts: tuple[str, ...]) -> Skill[Any]:
     hint = fields.get('argument-hint')
     if isinstance(hint, list) and all(isinstance(item, str) for item in cast('list[object]', hint)):  # YAML's `[pr]`
         fields['argument-hint'] = ' '.join(f'[{item}]' for item in cast('list[str]', hint))
-    skill: Skill[Any] = Skill(name, description, body, metadata=fields)
-    skill._origin = path  # pyright: ignore[reportPrivateUsage]  # named by its file: no folder, no SKILL.md text
-    return skill
+    return Skill.from_content(name, description, TextContent(body, origin=path), metadata=fields)
 
 
 def _read(held: HeldFolder, parts: tuple[str, ...]) -> bytes:

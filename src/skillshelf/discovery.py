@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .content.folder import hold_skill_folder
 from .declared_tools import add_declared_tools, untrusted_note
 from .errors import ResourceError, SkillError, SkillFormatError, SkillWarning
 from .markdown.frontmatter import SKILL_FILE, SkillFile, read_frontmatter
-from .resources import hold_skill_folder
 from .skill import Skill
 
 __all__ = ('Discovery', 'Fingerprint', 'SkippedSkill', 'discover', 'fingerprint')

@@ -13,24 +13,17 @@ from pydantic_ai.tools import AgentDepsT, ToolFuncEither
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
 from ._text import shown
+from .content import FolderContent, SkillContent, TextContent, read_text, safe_relative_path
+from .content.folder import hold_skill_folder
 from .errors import ResourceError, SkillError, SkillFormatError, SkillWarning
 from .markdown.frontmatter import (
     Frontmatter,
     SkillFile,
     name_problem,
-    read_body,
     read_frontmatter,
     read_markdown,
     split_tool_patterns,
     unencodable,
-)
-from .resources import (
-    MAX_RESOURCE_BYTES,
-    decode_text,
-    hold_skill_folder,
-    list_folder_resources,
-    read_folder_resource,
-    safe_relative_path,
 )
 from .toolset_names import known_tool_names
 
@@ -43,26 +36,19 @@ class Skill(Generic[AgentDepsT]):
 
     Define one in Python and attach tools with the [`tool`][skillshelf.Skill.tool] and
     [`tool_plain`][skillshelf.Skill.tool_plain] decorators, read one from a `SKILL.md` folder with
-    [`from_folder`][skillshelf.Skill.from_folder], or from `SKILL.md` text with
-    [`from_markdown`][skillshelf.Skill.from_markdown].
+    [`from_folder`][skillshelf.Skill.from_folder], from `SKILL.md` text with
+    [`from_markdown`][skillshelf.Skill.from_markdown], or over content kept elsewhere with
+    [`from_content`][skillshelf.Skill.from_content].
     """
 
     name: str
     """Unique name the model loads the skill by: lower-case letters, digits and single hyphens."""
     description: str
     """What the skill does and when to use it. The catalog and `search_skills` show it."""
-    resources: Mapping[str, str]
-    """In-memory text resources by relative path (Python skills); folder skills read theirs from disk."""
     metadata: Mapping[str, Any]
     """Free-form metadata: the frontmatter `metadata` and unknown fields (`when_to_use`, `tags`, ...)."""
-    _file: SkillFile | None
-    """The `SKILL.md`, read beneath the folder discovery accepted; `None` for a skill defined in Python."""
-    _instructions: str | None
-    """The instructions of a Python skill; a folder skill's are read from its `SKILL.md` when loaded."""
-    _files: Mapping[str, bytes]
-    """The files of a skill read from `SKILL.md` text, by normalised relative path; read like a folder's."""
-    _origin: str | None
-    """Where a skill that is not a folder's came from (a package, a registry), for messages."""
+    content: SkillContent
+    """Its instructions and files, wherever they are kept (memory, a folder, a registry)."""
     _toolset: AbstractToolset[AgentDepsT] | None
     """The toolset given, or a function toolset made on first use: most folder skills have no tools, and a large
     library would make one for each."""
@@ -109,12 +95,8 @@ class Skill(Generic[AgentDepsT]):
             raise SkillFormatError(None, f'skill {name!r}: the description is empty; say what it does and when')
         self.name = name
         self.description = description.strip()
-        self.resources = dict(resources or {})
         self.metadata = dict(metadata or {})
-        self._file = None
-        self._instructions = instructions
-        self._files = {}
-        self._origin = None
+        self.content = TextContent(instructions, _text_files(name, resources or {}))
         self._toolset = toolset
         for tool in tools:
             if isinstance(tool, Tool):
@@ -144,9 +126,20 @@ class Skill(Generic[AgentDepsT]):
     def from_frontmatter(cls, skill_file: SkillFile, front: Frontmatter) -> Skill[Any]:
         """The skill of `skill_file`, whose frontmatter is `front` (read with `read_frontmatter`); its body is
         read when it is loaded."""
-        skill: Skill[Any] = cls(front.name, front.description, metadata=_metadata(front))
-        skill._file = skill_file
-        skill._instructions = None
+        return cls.from_content(front.name, front.description, FolderContent(skill_file), metadata=_metadata(front))
+
+    @classmethod
+    def from_content(
+        cls, name: str, description: str, content: SkillContent, *, metadata: Mapping[str, Any] | None = None
+    ) -> Skill[Any]:
+        """A skill whose instructions and files `content` holds (a folder, a registry's rows, your own store).
+
+        Raises:
+            SkillFormatError: the name breaks the naming rules, the description is empty, or a text holds a
+                lone surrogate.
+        """
+        skill: Skill[Any] = cls(name, description, metadata=metadata)
+        skill.content = content
         return skill
 
     @classmethod
@@ -180,25 +173,25 @@ class Skill(Generic[AgentDepsT]):
                 SkillWarning(f'{where}: its `python-tools` are imported only from trusted directories; loaded without'),
                 stacklevel=2,
             )
-        skill: Skill[Any] = cls(front.name, front.description, body, metadata=_metadata(front))
-        skill._files = files
-        skill._origin = origin
-        return skill
+        return cls.from_content(
+            front.name, front.description, TextContent(body, files, origin), metadata=_metadata(front)
+        )
 
     @property
     def folder(self) -> Path | None:
-        """The skill's folder for `SKILL.md` skills; `None` for skills defined in Python."""
-        return None if self._file is None else Path(self._file.folder.path)
+        """The skill's folder for a folder skill; `None` for other skills."""
+        return Path(self.content.origin) if isinstance(self.content, FolderContent) else None
 
     @property
     def origin(self) -> str | None:
-        """Where the skill was read from: its folder, a package, a registry; `None` for a skill defined in Python."""
-        return self._origin if self._file is None else self._file.folder.path
+        """Where the skill was read from: its folder, a file, a package, a registry; `None` for a skill defined in
+        Python."""
+        return self.content.origin
 
     @property
     def skill_file(self) -> SkillFile | None:
-        """The `SKILL.md` and the folder it is read beneath (as discovery accepted it); `None` for Python skills."""
-        return self._file
+        """The `SKILL.md` and the folder it is read beneath (as discovery accepted it); `None` for other skills."""
+        return self.content.skill_file if isinstance(self.content, FolderContent) else None
 
     @property
     def toolset(self) -> AbstractToolset[AgentDepsT]:
@@ -295,39 +288,43 @@ class Skill(Generic[AgentDepsT]):
         Raises:
             SkillFormatError: the `SKILL.md` can no longer be read.
         """
-        if self._instructions is not None:
-            return self._instructions[:max_chars]
-        assert self._file is not None
-        return read_body(self._file, max_chars)
+        return self.content.instructions(max_chars)
 
     def list_resources(self) -> list[str]:
         """Relative paths of the resources the model can read after loading the skill."""
-        paths = sorted({*self.resources, *self._files})
-        if self._file is not None:
-            paths += list_folder_resources(self._file.folder)
-        return paths
+        return self.content.list_files()
 
     def read_resource(self, path: str) -> str:
-        """Read one resource by its relative path.
+        """Read one resource by its relative path, as text.
 
         Raises:
             ResourceError: the path is unsafe, missing, binary or too large.
         """
-        relative = safe_relative_path(path).as_posix()
-        if relative in self.resources:
-            return self.resources[relative]
-        if relative in self._files:
-            data = self._files[relative]
-            if len(data) > MAX_RESOURCE_BYTES:
-                raise ResourceError(f'{shown(path)} is over the {MAX_RESOURCE_BYTES:,}-byte limit for one read')
-            return decode_text(path, data)
-        if self._file is None:
-            raise ResourceError(f'no resource {path!r}')
-        return read_folder_resource(self._file.folder, relative)
+        return read_text(self.content, path)
 
     def __repr__(self) -> str:
-        source = f', folder={str(self.folder)!r}' if self._file is not None else ''
+        source = f', folder={str(self.folder)!r}' if self.folder is not None else ''
         return f'Skill(name={self.name!r}, tools={self.tool_names!r}{source})'
+
+
+def _text_files(name: str, resources: Mapping[str, str]) -> dict[str, bytes]:
+    """A Python skill's text resources as the files of its content, by normalised relative path.
+
+    Raises:
+        SkillFormatError: a path is not a plain relative path inside the skill, or is given twice.
+    """
+    files: dict[str, bytes] = {}
+    for path, text in resources.items():
+        try:
+            relative = safe_relative_path(path).as_posix()
+        except ResourceError as error:
+            raise SkillFormatError(
+                None, f'skill {name!r}: the resource {shown(path)} cannot be a skill file: {error}'
+            ) from None
+        if relative in files:
+            raise SkillFormatError(None, f'skill {name!r}: the resource {relative!r} is given twice')
+        files[relative] = text.encode('utf-8')
+    return files
 
 
 def _metadata(front: Frontmatter) -> dict[str, Any]:

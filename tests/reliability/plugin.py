@@ -125,8 +125,9 @@ def _test_name(case: Case) -> str:
 
 
 def _limits() -> list[tuple[str, int]]:
-    from skillshelf import resources as _resources
     from skillshelf.capability import meta_tools as _toolset
+    from skillshelf.content import base as _resources
+    from skillshelf.content import paths as _paths
     from skillshelf.markdown import frontmatter as _markdown
 
     return [
@@ -138,7 +139,7 @@ def _limits() -> list[tuple[str, int]]:
         ('Skill name length, characters', _markdown.MAX_NAME_LENGTH),
         ('Resource size per read, bytes (larger files get a message)', _resources.MAX_RESOURCE_BYTES),
         ('Resources listed per skill', _resources.MAX_LISTED_RESOURCES),
-        ('Requested resource path length, characters', _resources.MAX_PATH_CHARACTERS),
+        ('Requested resource path length, characters', _paths.MAX_PATH_CHARACTERS),
         ('Search query length used, characters', _toolset.MAX_QUERY_CHARACTERS),
         ('Search results per call', _toolset.MAX_SEARCH_LIMIT),
     ]

@@ -31,9 +31,9 @@ from typing import Any, cast
 
 from pydantic_ai.messages import ToolCallPart
 
+from ..content import safe_relative_path
 from ..errors import ResourceError
 from ..library import SkillLibrary
-from ..resources import safe_relative_path
 from .script_tool import SCRIPT_TOOL_NAME
 
 __all__ = ('Preapproval', 'preapproving_skill', 'script_command', 'script_command_of')

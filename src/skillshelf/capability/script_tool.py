@@ -12,9 +12,9 @@ from typing import Any
 from pydantic_ai.toolsets import FunctionToolset
 
 from .._text import shown
+from ..content import safe_relative_path
 from ..errors import ResourceError, ScriptError, SkillError
 from ..library import SkillLibrary
-from ..resources import safe_relative_path
 from ..scripts.bubblewrap import BubblewrapRunner
 from ..scripts.interpreter import choose_interpreter
 from ..scripts.runner import ScriptRequest, ScriptResult, ScriptRunner

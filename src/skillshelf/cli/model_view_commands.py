@@ -16,6 +16,7 @@ from rich.text import Text
 from .._text import one_line
 from ..capability.catalog import DEFAULT_CATALOG_BUDGET
 from ..capability.meta_tools import MAX_SEARCH_LIMIT, SkillMatch
+from ..content import MAX_RESOURCE_BYTES
 from ..errors import ResourceError
 from ..skill import Skill
 from .options import AsJson, Directories, Hybrid, ImportPaths, build_capability
@@ -91,8 +92,10 @@ def show(
 def _resource_bytes(found: Skill[Any], path: str) -> int | None:
     if found.folder is not None and (found.folder / path).is_file():
         return (found.folder / path).stat().st_size
-    text = found.resources.get(path)
-    return len(text.encode()) if text is not None else None
+    try:
+        return len(found.content.read_bytes(path, MAX_RESOURCE_BYTES))
+    except ResourceError:
+        return None
 
 
 def _read_resource(found: Skill[Any], path: str) -> str:

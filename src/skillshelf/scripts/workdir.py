@@ -9,8 +9,8 @@ from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..content import safe_relative_path
 from ..errors import ResourceError, ScriptError
-from ..resources import safe_relative_path
 
 MAX_INPUT_BYTES = 1024 * 1024
 """The model's input files for one run, in all."""

@@ -16,10 +16,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..content import safe_relative_path
 from ..discovery import discover
 from ..errors import ResourceError, SkillError
 from ..ranking.cache import cache_directory
-from ..resources import safe_relative_path
 from .base import SourceSkills
 
 __all__ = ('GIT_TIMEOUT', 'GitSource')

@@ -11,10 +11,11 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from ..content.base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES
+from ..content.folder import MAX_RESOURCE_DEPTH, MAX_SCANNED_ENTRIES
 from ..discovery import DOCUMENTS, SKILL_LIKE_FILES, discover
 from ..errors import SkillError, SkillFormatError
 from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE
-from ..resources import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES, MAX_RESOURCE_DEPTH, MAX_SCANNED_ENTRIES
 from ..skill import Skill
 from .base import SkillSource, SourceSkills, skipped
 

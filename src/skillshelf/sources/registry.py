@@ -14,17 +14,18 @@ import warnings
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 import sqlalchemy as sa
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from .._text import shown
+from ..content import MAX_RESOURCE_BYTES, safe_relative_path
+from ..content.base import MAX_LISTED_RESOURCES, too_large
 from ..errors import ResourceError, SkillError, SkillFormatError, SkillWarning
 from ..markdown.bounded_read import read_skill_file
 from ..markdown.frontmatter import read_markdown
 from ..ranking.lexical import RankingConfig
-from ..resources import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES, decode_text, safe_relative_path
 from ..skill import Skill
 from .base import SourceSkills, skipped
 
@@ -110,10 +111,16 @@ class SkillRegistry:
         for name, description, meta in rows:
             origin = f'{self.label}/{name}'
             try:
-                result.skills.append(_RegistrySkill(self, starts, origin, name, description, json.loads(meta)))
+                result.skills.append(self._catalog_skill(starts, origin, name, description, json.loads(meta)))
             except (SkillFormatError, ValueError) as error:
                 result.skipped.append(skipped(origin, getattr(error, 'problem', str(error))))
         return result
+
+    def _catalog_skill(self, starts: _BodyStarts, origin: str, name: str, description: str, meta: object) -> Skill[Any]:
+        if not isinstance(meta, dict):
+            raise ValueError('its metadata is not a JSON object')
+        content = _RegistryContent(self, starts, name, origin)
+        return Skill.from_content(name, description, content, metadata=cast('dict[str, Any]', meta))
 
     def publish(self, folder: str | Path) -> Skill[Any]:
         """Publish the skill folder `folder` (its `SKILL.md` and text files), replacing a skill of the same name.
@@ -157,14 +164,17 @@ class SkillRegistry:
         return prepared[0]
 
     def _prepare(self, text: str, files: Mapping[str, str | bytes] | None) -> _Prepared:
+        if files is not None and len(files) > MAX_LISTED_RESOURCES:
+            raise SkillFormatError(self.label, f'{len(files)} files; a skill may have at most {MAX_LISTED_RESOURCES}')
         skill = Skill.from_markdown(text, files, origin=self.label)
-        paths = skill.list_resources()
-        if len(paths) > MAX_LISTED_RESOURCES:
-            raise SkillFormatError(self.label, f'{len(paths)} files; a skill may have at most {MAX_LISTED_RESOURCES}')
-        data = {path: skill._files[path] for path in paths}  # pyright: ignore[reportPrivateUsage]
-        for path, content in data.items():
-            if len(content) > MAX_RESOURCE_BYTES:
-                raise SkillFormatError(self.label, f'{path!r} is over the {MAX_RESOURCE_BYTES:,}-byte read limit')
+        data: dict[str, bytes] = {}
+        for path in skill.list_resources():
+            try:
+                data[path] = skill.content.read_bytes(path, MAX_RESOURCE_BYTES)
+            except ResourceError:
+                raise SkillFormatError(
+                    self.label, f'{path!r} is over the {MAX_RESOURCE_BYTES:,}-byte read limit'
+                ) from None
         row = {
             'name': skill.name,
             'description': skill.description,
@@ -225,53 +235,48 @@ class _BodyStarts:
         return self.starts.get(name, '')
 
 
-class _RegistrySkill(Skill[Any]):
-    """A published skill as a worker sees it: its catalog row, with the body and files read from the registry when
-    they are used."""
+@dataclass(frozen=True)
+class _RegistryContent:
+    """A published skill's content as a worker sees it: the body and files are read from the registry when they are
+    used, and the start of the body comes from the catalog read that the first search makes."""
 
-    def __init__(
-        self, registry: SkillRegistry, starts: _BodyStarts, origin: str, name: str, description: str, meta: Any
-    ) -> None:
-        if not isinstance(meta, dict):
-            raise ValueError('its metadata is not a JSON object')
-        super().__init__(name, description, metadata=meta)  # pyright: ignore[reportUnknownArgumentType]
-        self._origin = origin
-        self._registry = registry
-        self._starts = starts
+    registry: SkillRegistry
+    starts: _BodyStarts
+    name: str
+    origin: str
 
-    def load_instructions(self, max_chars: int | None = None) -> str:
+    def instructions(self, max_chars: int | None = None) -> str:
         """The body: from the catalog read for the search index's share of it, else read from the registry now."""
         if max_chars is not None and max_chars <= BODY_START_CHARS:
-            return self._starts.of(self.name)[:max_chars]
-        row = self._registry._fetch(sa.select(_skills.c.text).where(_skills.c.name == self.name))  # pyright: ignore[reportPrivateUsage]
-        where = self._origin or self.name
+            return self.starts.of(self.name)[:max_chars]
+        row = self.registry._fetch(sa.select(_skills.c.text).where(_skills.c.name == self.name))  # pyright: ignore[reportPrivateUsage]
         if row is None:
-            raise SkillFormatError(where, 'the skill was removed from the registry; the next run drops it')
-        front, body = read_markdown(where, row[0])
+            raise SkillFormatError(self.origin, 'the skill was removed from the registry; the next run drops it')
+        front, body = read_markdown(self.origin, row[0])
         if front.name != self.name:
-            raise SkillFormatError(where, f'the stored SKILL.md is named {front.name!r}, not {self.name!r}')
+            raise SkillFormatError(self.origin, f'the stored SKILL.md is named {front.name!r}, not {self.name!r}')
         return body[:max_chars]
 
-    def list_resources(self) -> list[str]:
+    def list_files(self) -> list[str]:
         """The stored file paths that are plain relative paths (anything else could not be read), in order."""
-        with self._registry.engine.connect() as connection:
+        with self.registry.engine.connect() as connection:
             statement = sa.select(_files.c.path).where(_files.c.skill == self.name).order_by(_files.c.path)
             paths = list(connection.execute(statement.limit(MAX_LISTED_RESOURCES)).scalars())
         return [path for path in paths if _is_plain(path)]
 
-    def read_resource(self, path: str) -> str:
-        """One stored file, refused like a folder's: unsafe paths, binary content, over the read limit."""
+    def read_bytes(self, path: str, max_bytes: int) -> bytes:
+        """One stored file, refused like a folder's: unsafe paths, missing, over `max_bytes`."""
         relative = safe_relative_path(path).as_posix()
         where = (_files.c.skill == self.name) & (_files.c.path == relative)
-        size = self._registry._fetch(sa.select(sa.func.length(_files.c.data)).where(where))  # pyright: ignore[reportPrivateUsage]
+        size = self.registry._fetch(sa.select(sa.func.length(_files.c.data)).where(where))  # pyright: ignore[reportPrivateUsage]
         if size is None:
             raise ResourceError(f'no resource {shown(path)}')
-        if size[0] > MAX_RESOURCE_BYTES:
-            raise ResourceError(f'{shown(path)} is {size[0]:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit')
-        row = self._registry._fetch(sa.select(_files.c.data).where(where))  # pyright: ignore[reportPrivateUsage]
+        if size[0] > max_bytes:
+            raise too_large(path, size[0], max_bytes)
+        row = self.registry._fetch(sa.select(_files.c.data).where(where))  # pyright: ignore[reportPrivateUsage]
         if row is None:
             raise ResourceError(f'no resource {shown(path)}')
-        return decode_text(path, bytes(row[0]))
+        return bytes(row[0])
 
 
 def _is_plain(path: str) -> bool:

@@ -1,12 +1,12 @@
-"""Listing and reading the files bundled with a skill, never anything outside its folder.
+"""`FolderContent`: a skill folder's instructions and files, never read from outside the folder.
 
 A skill folder is held when it is accepted (see `hold_skill_folder`): a symlinked folder must lead inside
 the directory that holds it, and the directory's identity is kept. Every later read checks that the
 folder is still that directory and opens each part of the path beneath it without following a symlink
 swapped in on the way (see `files.open_beneath`): symlinks inside the folder are followed only while they
-stay in it, hard-linked files are refused unless allowed, FIFOs and devices are never opened for reading.
-The requested path is normalised first and refused if it is absolute, home-relative, parent-escaping or
-hidden. Binary and oversized files get a message instead of their bytes.
+stay in it, hard-linked files are refused unless the folder's read policy allows them, FIFOs and devices are
+never opened for reading. The requested path is normalised first and refused if it is absolute, home-relative,
+parent-escaping or hidden (see `safe_relative_path`).
 """
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import unicodedata
 from dataclasses import dataclass, field
 from itertools import islice
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from ._text import shown
-from .errors import ResourceError
-from .files import (
+from .._text import shown
+from ..errors import ResourceError
+from ..files import (
     WALKS_BENEATH,
     FolderChangedError,
     HardLinkedFileError,
@@ -33,18 +32,57 @@ from .files import (
     open_subfolder,
     read_at_most,
 )
-from .markdown.bounded_read import SKILL_FILE
+from ..markdown.bounded_read import SKILL_FILE, SkillFile
+from ..markdown.frontmatter import read_body
+from .base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES, decode_text, too_large
+from .paths import safe_relative_path
 
-MAX_RESOURCE_BYTES = 256 * 1024
-"""A resource larger than this is described, not returned: it would flood the model's context."""
-MAX_LISTED_RESOURCES = 200
-"""At most this many resources are listed for one skill, so a huge folder cannot flood `load_skill`."""
+__all__ = (
+    'MAX_RESOURCE_DEPTH',
+    'MAX_SCANNED_ENTRIES',
+    'FolderContent',
+    'folder_changed',
+    'hold_skill_folder',
+    'list_folder_resources',
+    'read_folder_bytes',
+    'read_folder_resource',
+)
+
 MAX_RESOURCE_DEPTH = 16
 """Sub-folders nested deeper than this inside a skill are not listed (their files can still be read)."""
 MAX_SCANNED_ENTRIES = 20_000
 """At most this many directory entries are looked at to list one skill's resources."""
-MAX_PATH_CHARACTERS = 1024
-"""A requested path longer than this is refused without touching the file system."""
+
+
+@dataclass(frozen=True)
+class FolderContent:
+    """A skill folder's content: the body of its `SKILL.md` and the files beside it, read beneath the folder as it
+    was accepted, by its read policy."""
+
+    skill_file: SkillFile
+    """The `SKILL.md` and the held folder it is read beneath."""
+
+    @property
+    def folder(self) -> HeldFolder:
+        """The skill folder as it was accepted."""
+        return self.skill_file.folder
+
+    @property
+    def origin(self) -> str:
+        """The folder's path."""
+        return self.skill_file.folder.path
+
+    def instructions(self, max_chars: int | None = None) -> str:
+        """The body of the `SKILL.md`, read now."""
+        return read_body(self.skill_file, max_chars)
+
+    def list_files(self) -> list[str]:
+        """The files `read_bytes` would open (see `list_folder_resources`)."""
+        return list_folder_resources(self.skill_file.folder)
+
+    def read_bytes(self, path: str, max_bytes: int) -> bytes:
+        """One file's bytes, opened beneath the folder; refused past `max_bytes`."""
+        return read_folder_bytes(self.skill_file.folder, path, max_bytes)
 
 
 def hold_skill_folder(
@@ -181,11 +219,21 @@ class _Listing:
 
 
 def read_folder_resource(folder: HeldFolder | Path, requested: str) -> str:
-    """Read the text of the resource at `requested` (relative to `folder`).
+    """Read the text of the resource at `requested` (relative to `folder`), at most `MAX_RESOURCE_BYTES` bytes.
 
     Raises:
         ResourceError: the path is not a plain relative path to a text file inside the folder, or the
             folder is no longer the one that was accepted.
+    """
+    return decode_text(requested, read_folder_bytes(folder, requested, MAX_RESOURCE_BYTES))
+
+
+def read_folder_bytes(folder: HeldFolder | Path, requested: str, max_bytes: int) -> bytes:
+    """The bytes of the file at `requested` (relative to `folder`), refused past `max_bytes`.
+
+    Raises:
+        ResourceError: the path is not a plain relative path to a file inside the folder, the file is larger
+            than `max_bytes`, or the folder is no longer the one that was accepted.
     """
     relative = safe_relative_path(requested)
     held = folder if isinstance(folder, HeldFolder) else hold_skill_folder(folder)
@@ -194,18 +242,16 @@ def read_folder_resource(folder: HeldFolder | Path, requested: str) -> str:
     except OSError as error:
         raise _refusal(held, requested, error) from None
     try:
-        if size > MAX_RESOURCE_BYTES:
-            raise ResourceError(
-                f'{shown(requested)} is {size:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit for one read'
-            )
-        data = read_at_most(descriptor, MAX_RESOURCE_BYTES + 1)
+        if size > max_bytes:
+            raise too_large(requested, size, max_bytes)
+        data = read_at_most(descriptor, max_bytes + 1)
     except OSError as error:
         raise ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})') from None
     finally:
         os.close(descriptor)
-    if len(data) > MAX_RESOURCE_BYTES:
-        raise ResourceError(f'{shown(requested)} grew past the {MAX_RESOURCE_BYTES:,}-byte limit for one read')
-    return decode_text(requested, data)
+    if len(data) > max_bytes:
+        raise ResourceError(f'{shown(requested)} grew past the {max_bytes:,}-byte limit for one read')
+    return data
 
 
 def _refusal(folder: HeldFolder, requested: str, error: OSError) -> ResourceError:
@@ -226,47 +272,6 @@ def _refusal(folder: HeldFolder, requested: str, error: OSError) -> ResourceErro
     if error.errno == errno.ELOOP:
         return ResourceError(f'{shown(requested)} cannot be resolved (a symlink loop)')
     return ResourceError(f'{shown(requested)} cannot be read ({error.strerror or error})')
-
-
-def decode_text(requested: str, data: bytes) -> str:
-    """Decode a resource as UTF-8 text, refusing binary content with a message instead of bytes."""
-    if b'\x00' in data:
-        raise ResourceError(
-            f'{shown(requested)} is a binary file ({len(data):,} bytes); only text resources can be read'
-        )
-    try:
-        return data.decode('utf-8-sig')
-    except UnicodeDecodeError:
-        raise ResourceError(f'{shown(requested)} is not UTF-8 text; only text resources can be read') from None
-
-
-def safe_relative_path(requested: str) -> PurePosixPath:
-    """Normalise a model-supplied path, refusing anything that is not a plain relative path.
-
-    The path is NFKC-normalised first, so look-alike characters (`．．／`, `‥`) cannot smuggle
-    a `..` past the check, and `\\` counts as a separator. Percent-escapes are not decoded: `%2e%2e`
-    is a file name like any other and matches nothing outside the folder.
-
-    Raises:
-        ResourceError: absolute, home-relative, drive-qualified, parent-escaping, hidden, NUL-bearing,
-            overlong or empty paths.
-    """
-    if len(requested) > MAX_PATH_CHARACTERS:
-        raise ResourceError(f'the path is {len(requested):,} characters long; the limit is {MAX_PATH_CHARACTERS:,}')
-    text = unicodedata.normalize('NFKC', requested).strip()
-    if not text:
-        raise ResourceError('the path is empty')
-    if '\x00' in text:
-        raise ResourceError('the path contains a NUL byte')
-    text = text.replace('\\', '/')
-    if text.startswith(('/', '~')) or (len(text) > 1 and text[1] == ':'):
-        raise ResourceError(f'{shown(requested)} is not a path relative to the skill folder')
-    parts = [part for part in PurePosixPath(text).parts if part not in ('', '.')]
-    if not parts or '..' in parts:
-        raise ResourceError(f'{shown(requested)} is not a path inside the skill folder')
-    if any(part.startswith('.') for part in parts):
-        raise ResourceError(f'{shown(requested)} is a hidden file; only the listed resources can be read')
-    return PurePosixPath(*parts)
 
 
 def _is_text_name(relative: str) -> bool:
