@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS, machine, trigger_sets, write_json, write_skill_folders
 from scale import scaled_docs
 
-from skillshelf import SkillLibrary
+from skillshelf import LibraryOptions, SkillLibrary
 from skillshelf.sources.registry import SkillRegistry
 
 ONE_BY_ONE_UP_TO = 10_000
@@ -44,9 +44,9 @@ def worker(source: str, queries_file: Path) -> dict[str, Any]:
     queries: list[str] = json.loads(queries_file.read_text())
     started = time.perf_counter()
     if '://' in source:
-        library = SkillLibrary.build(sources=[SkillRegistry(source)])
+        library = SkillLibrary.build(options=LibraryOptions(sources=[SkillRegistry(source)]))
     else:
-        library = SkillLibrary.build(directories=[source])
+        library = SkillLibrary.build(options=LibraryOptions(directories=[source]))
     result: dict[str, Any] = {'skills': len(library), 'start_s': time.perf_counter() - started}
     started = time.perf_counter()
     library.search(queries[0], 5)
@@ -108,7 +108,7 @@ def measure(label: str, url: str, folder: Path, queries_file: Path, folder_row: 
     for key in ('start_s', 'first_search_s', 'warm_search_ms_p50', 'unchanged_run_check_ms'):
         row[key] = {'folder': folder_row[key], 'registry': registry[key]}
     row['identical_top5'] = f'{same}/{len(registry["top5"])}'
-    library = SkillLibrary.build(sources=[SkillRegistry(url)])
+    library = SkillLibrary.build(options=LibraryOptions(sources=[SkillRegistry(url)]))
     row['publish_to_visible_ms_p50'] = publish_to_visible(lambda _, text: publisher.publish_markdown(text), library)
     row['folder_publish_to_visible_ms_p50'] = folder_row['publish_to_visible_ms_p50']
     return row
@@ -139,7 +139,7 @@ def main() -> None:
             queries_file.write_text(json.dumps(queries))
             folder_row = run_worker(str(folder), queries_file)
             print(f'{size:,} folder worker: { ({k: v for k, v in folder_row.items() if k != "top5"}) }', flush=True)
-            library = SkillLibrary.build(directories=[folder])
+            library = SkillLibrary.build(options=LibraryOptions(directories=[folder]))
             folder_row['publish_to_visible_ms_p50'] = publish_to_visible(partial(write_folder, folder), library)
             for fresh in folder.glob('fresh-skill-*'):  # so the registries get the skills the folder worker read
                 shutil.rmtree(fresh)

@@ -38,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import Doc, fmt, machine, markdown_table, percentile, read_jsonl, trigger_sets, write_json
 
+from skillshelf import LibraryOptions
+
 
 def scaled_docs(data: Path, size: int, seed: int = 0) -> list[Doc]:
     real = trigger_sets(data)[1].docs
@@ -60,7 +62,7 @@ def worker(mode: str, directory: Path, queries_file: Path | None) -> dict[str, A
 
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
-    library = SkillLibrary.build(directories=[directory])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[directory]))
     discovered = time.perf_counter() - started
     result: dict[str, Any] = {'skills': len(library), 'discover_s': discovered}
     index_started = time.perf_counter()
@@ -79,7 +81,7 @@ def worker(mode: str, directory: Path, queries_file: Path | None) -> dict[str, A
         result['latency_p50_ms'] = percentile(latencies, 50) * 1000
         result['latency_p95_ms'] = percentile(latencies, 95) * 1000
         result['n_queries'] = len(queries)
-    index = library._index  # pyright: ignore[reportPrivateUsage]
+    index = library._search_index.lexical  # pyright: ignore[reportPrivateUsage]
     if index is not None:
         arrays = sum(m.starts.nbytes + m.docs.nbytes + m.weights.nbytes for m in index.matrices)
         result['index_arrays_mib'] = arrays / 2**20

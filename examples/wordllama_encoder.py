@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from skillshelf import Encoder, SkillLibrary
+from skillshelf import Encoder, LibraryOptions, SearchOptions, SkillLibrary
 
 SAMPLE_SKILLS = Path(__file__).resolve().parents[1] / 'skills'
 REQUESTS = [
@@ -53,8 +53,11 @@ def wordllama_encoder() -> Encoder:
 
 
 def main() -> None:
-    lexical = SkillLibrary.build(directories=[SAMPLE_SKILLS])
-    hybrid = SkillLibrary.build(directories=[SAMPLE_SKILLS], encoder=wordllama_encoder(), lexical_weight=0.5)
+    lexical = SkillLibrary.build(options=LibraryOptions(directories=[SAMPLE_SKILLS]))
+    hybrid = SkillLibrary.build(
+        options=LibraryOptions(directories=[SAMPLE_SKILLS]),
+        search=SearchOptions(encoder=wordllama_encoder(), lexical_weight=0.5),
+    )
     for request in REQUESTS:
         print(f'request: {request}')
         for label, library in (('lexical', lexical), ('hybrid', hybrid)):

@@ -198,5 +198,5 @@ def test_a_script_run_of_an_unloaded_skill_is_refused_not_sent_for_approval(tmp_
 
 
 def test_script_approval_is_checked_as_an_option() -> None:
-    with pytest.raises(Exception, match='`script_approval` option of Skills must be true or false'):
+    with pytest.raises(Exception, match='`script_approval` option must be true or false'):
         Skills(script_approval='yes')  # type: ignore[arg-type]

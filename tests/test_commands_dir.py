@@ -12,9 +12,9 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 
-from skillshelf import SkillLibrary, Skills, SkillWarning
-from skillshelf.command_files import MAX_COMMAND_DEPTH, discover_commands
+from skillshelf import LibraryOptions, SkillLibrary, Skills, SkillWarning
 from skillshelf.markdown.bounded_read import MAX_SKILL_FILE_BYTES
+from skillshelf.sources.commands import MAX_COMMAND_DEPTH, discover_commands
 
 from conftest import Script, call, finishes, tool_returns
 
@@ -148,7 +148,10 @@ def test_hostile_command_files_are_skipped_with_a_warning_naming_each(tmp_path: 
 
     built: list[SkillLibrary] = []
     warned = finishes(
-        lambda: skipped_warnings(lambda: built.append(SkillLibrary.build(command_directories=[root]))), 10
+        lambda: skipped_warnings(
+            lambda: built.append(SkillLibrary.build(options=LibraryOptions(command_directories=[root])))
+        ),
+        10,
     )
 
     assert list(built[0].skills) == ['good']

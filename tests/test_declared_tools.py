@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic_ai import Agent
 
-from skillshelf import Skill, SkillConflictError, SkillError, SkillLibrary, Skills, SkillWarning
+from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillError, SkillLibrary, Skills, SkillWarning
 
 from conftest import META, Script, call, tool_returns
 
@@ -125,7 +125,7 @@ def test_claude_code_style_tools_field_is_kept_as_metadata(tmp_path: Path) -> No
         '---\nname: lookup\ndescription: Looks things up.\ntools: Read, Grep\n---\nBody.\n'
     )
 
-    library = SkillLibrary.build(directories=[tmp_path], trusted_directories=[tmp_path])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path], trusted_directories=[tmp_path]))
 
     assert library.skills['lookup'].metadata['tools'] == 'Read, Grep'
     assert library.skills['lookup'].tool_names == []

@@ -13,7 +13,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 
-from skillshelf import SkillLibrary, Skills
+from skillshelf import LibraryOptions, SkillLibrary, Skills
 
 from conftest import Script
 
@@ -79,7 +79,7 @@ async def test_the_check_runs_on_the_executor_the_agent_is_told_to_use(
 def test_checks_from_many_threads_at_once_read_a_change_once(tmp_path: Path) -> None:
     for name in ('alpha', 'beta'):
         add_skill(tmp_path, name)
-    library = SkillLibrary.build(directories=[tmp_path])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path]))
     add_skill(tmp_path, 'gamma')
     start = threading.Barrier(8)
 

@@ -12,8 +12,8 @@ import pytest
 from pydantic_ai import Agent, Tool
 from pydantic_ai.messages import TextPart
 
-from skillshelf import Skill, SkillError, SkillLibrary, Skills, SkillWarning
-from skillshelf.locations import standard_directories
+from skillshelf import LibraryOptions, Skill, SkillError, SkillLibrary, Skills, SkillWarning
+from skillshelf.library.locations import standard_directories
 
 from conftest import META, Script, call, tool_returns
 
@@ -77,11 +77,17 @@ def test_excluded_skills_are_absent_from_catalog_search_and_load(tmp_path: Path)
 
 def test_exclude_wins_over_include_and_a_missing_included_name_is_reported(tmp_path: Path) -> None:
     library_dir(tmp_path)
-    nothing, quiet = caught(lambda: SkillLibrary.build(directories=[tmp_path], include='pdf-merge', exclude=['pdf-*']))
+    nothing, quiet = caught(
+        lambda: SkillLibrary.build(
+            options=LibraryOptions(directories=[tmp_path], include='pdf-merge', exclude=['pdf-*'])
+        )
+    )
     assert nothing.skills == {}
     assert quiet == []
 
-    sql, typo = caught(lambda: SkillLibrary.build(directories=[tmp_path], include=['dploy', 'sql-*']))
+    sql, typo = caught(
+        lambda: SkillLibrary.build(options=LibraryOptions(directories=[tmp_path], include=['dploy', 'sql-*']))
+    )
     assert list(sql.skills) == ['sql-review']
     assert typo == ["`include` names 'dploy', but the library has no such skill"]
 
@@ -109,7 +115,7 @@ def test_a_broken_folder_that_is_excluded_is_not_reported(tmp_path: Path) -> Non
         (tmp_path / name).mkdir()
         (tmp_path / name / 'SKILL.md').write_text('---\nname: [oops\n---\n', encoding='utf-8')
 
-    _, warned = caught(lambda: SkillLibrary.build(directories=[tmp_path], exclude=['legacy-*']))
+    _, warned = caught(lambda: SkillLibrary.build(options=LibraryOptions(directories=[tmp_path], exclude=['legacy-*'])))
 
     assert len(warned) == 1
     assert warned[0].startswith(f'skipped {tmp_path / "broken" / "SKILL.md"}')
@@ -128,7 +134,7 @@ def test_filters_in_an_agent_spec_are_checked_with_the_option_name(tmp_path: Pat
     for bad in (3, ['pdf-*', ''], [['nested']]):
         with pytest.raises(SkillError, match=r'the `exclude` option must be a skill name or glob'):
             Skills.from_spec(directories=[str(tmp_path)], exclude=bad)
-    with pytest.raises(SkillError, match='the `standard_directories` option of Skills must be true or false'):
+    with pytest.raises(SkillError, match='the `standard_directories` option must be true or false'):
         Skills(standard_directories='yes')  # pyright: ignore[reportArgumentType]
 
 

@@ -20,7 +20,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case
 
-from skillshelf import Skill, SkillConflictError, SkillLibrary, Skills, SkillWarning
+from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillLibrary, Skills, SkillWarning
 
 from conftest import swap_for_outside_link, swap_for_relative_outside_link, tool_returns
 
@@ -140,7 +140,7 @@ def test_a_folder_whose_name_looks_like_another_skill_is_skipped(tmp_path: Path,
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
-        library = SkillLibrary.build(directories=[first, second])
+        library = SkillLibrary.build(options=LibraryOptions(directories=[first, second]))
 
     assert list(library.skills) == [trusted]
     [skipped] = library.skipped
@@ -156,7 +156,7 @@ def test_look_alike_names_in_one_directory_keep_the_first_in_name_order(tmp_path
 
     with warnings.catch_warnings(record=True):
         warnings.simplefilter('always')
-        library = SkillLibrary.build(directories=[tmp_path])
+        library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path]))
 
     assert list(library.skills) == ['deploy']  # 'd' + ASCII 'e' sorts before 'd' + Cyrillic 'е'
 
@@ -171,13 +171,13 @@ def test_a_folder_that_looks_like_a_python_skill_is_refused(tmp_path: Path) -> N
     with pytest.raises(
         SkillConflictError, match=r"the Python skill 'deploy' and the folder .* have names that look alike"
     ):
-        SkillLibrary.build([Skill('deploy', 'Deploys.')], [tmp_path])
+        SkillLibrary.build([Skill('deploy', 'Deploys.')], LibraryOptions(directories=[tmp_path]))
 
 
 @pytest.mark.parametrize('names', [('deploy', 'deploy-v2'), ('café', 'cafe'), ('日本語', '日本'), ('pdf', 'pdfs')])
 def test_names_that_only_differ_are_not_confused(tmp_path: Path, names: tuple[str, str]) -> None:
     for name in names:
         write(tmp_path, name)
-    library = SkillLibrary.build(directories=[tmp_path])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path]))
 
     assert sorted(library.skills) == sorted(names)

@@ -22,9 +22,9 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
-from skillshelf import Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
-from skillshelf.discovery import discover, fingerprint
+from skillshelf import LibraryOptions, Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from skillshelf.sources.directory import discover, fingerprint
 
 from conftest import Script, call, finishes, tool_returns
 
@@ -42,7 +42,7 @@ def build(directory: Path, *, strict: bool = False) -> tuple[SkillLibrary, list[
     """Build a library from `directory`, returning the warnings it emitted instead of raising them."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
-        library = SkillLibrary.build(directories=[directory], strict=strict)
+        library = SkillLibrary.build(options=LibraryOptions(directories=[directory], strict=strict))
     return library, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
 
 

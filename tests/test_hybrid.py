@@ -22,6 +22,8 @@ from pydantic_ai.messages import TextPart
 import skillshelf.ranking.semantic as semantic
 from skillshelf import (
     Encoder,
+    LibraryOptions,
+    SearchOptions,
     SemanticUnavailableError,
     Skill,
     SkillError,
@@ -87,7 +89,7 @@ def fake_bundled_model(monkeypatch: pytest.MonkeyPatch) -> list[WordEncoder]:
 
 def test_hybrid_ranks_a_paraphrase_that_lexical_misses() -> None:
     lexical = SkillLibrary.build(travel_skills())
-    hybrid = SkillLibrary.build(travel_skills(), search='hybrid', encoder=WordEncoder())
+    hybrid = SkillLibrary.build(travel_skills(), search=SearchOptions(search='hybrid', encoder=WordEncoder()))
 
     assert lexical.search(PARAPHRASE, 3) == []
     [best, *_] = hybrid.search(PARAPHRASE, 3)
@@ -98,7 +100,7 @@ def test_hybrid_ranks_a_paraphrase_that_lexical_misses() -> None:
 
 
 def test_hybrid_puts_a_skill_the_query_names_first_too() -> None:
-    hybrid = SkillLibrary.build(travel_skills(), search='hybrid', encoder=WordEncoder())
+    hybrid = SkillLibrary.build(travel_skills(), search=SearchOptions(search='hybrid', encoder=WordEncoder()))
     assert hybrid.search(PARAPHRASE, 1)[0].name == 'car-rental'
     assert [hit.name for hit in hybrid.search(f'{PARAPHRASE} with flight-booking', 2)] == [
         'flight-booking',
@@ -107,8 +109,8 @@ def test_hybrid_puts_a_skill_the_query_names_first_too() -> None:
 
 
 def test_lexical_weight_moves_the_score_between_the_two_halves() -> None:
-    dense_only = SkillLibrary.build(travel_skills(), encoder=WordEncoder(), lexical_weight=0.0)
-    lexical_only = SkillLibrary.build(travel_skills(), encoder=WordEncoder(), lexical_weight=1.0)
+    dense_only = SkillLibrary.build(travel_skills(), search=SearchOptions(encoder=WordEncoder(), lexical_weight=0.0))
+    lexical_only = SkillLibrary.build(travel_skills(), search=SearchOptions(encoder=WordEncoder(), lexical_weight=1.0))
 
     assert dense_only.search(PARAPHRASE, 1)[0].name == 'car-rental'
     assert lexical_only.search(PARAPHRASE, 1) == []
@@ -125,7 +127,9 @@ def test_a_long_skills_similarity_counts_less_than_a_short_ones(tmp_path: Path) 
         (tmp_path / name / 'SKILL.md').write_text(
             f'---\nname: {name}\ndescription: Handles invoices.\n---\n{body}\n', encoding='utf-8'
         )
-    library = SkillLibrary.build(directories=[tmp_path], encoder=same_vector, lexical_weight=0.4)
+    library = SkillLibrary.build(
+        options=LibraryOptions(directories=[tmp_path]), search=SearchOptions(encoder=same_vector, lexical_weight=0.4)
+    )
 
     # No word of the query is indexed, so each score is the skill's share of similarity alone.
     short, long = library.search('zzz qqq', 2, threshold=0)
@@ -178,7 +182,7 @@ def test_hybrid_without_the_extra_fails_at_construction_with_the_pip_hint() -> N
 
 def test_the_bundled_model_loads_at_the_first_search_once_per_process(fake_bundled_model: list[WordEncoder]) -> None:
     first = Skills(skills=travel_skills(), search='hybrid')
-    second = SkillLibrary.build(travel_skills(), search='hybrid')
+    second = SkillLibrary.build(travel_skills(), search=SearchOptions(search='hybrid'))
     assert fake_bundled_model == []  # construction only checks that the extra is installed
 
     assert first.library.search(PARAPHRASE, 1)[0].name == 'car-rental'
@@ -218,9 +222,15 @@ def test_spec_names_an_encoder_by_import_path(tmp_path: Path, make_script: Calla
 @pytest.mark.parametrize(
     ('options', 'message'),
     [
-        ({'search': 'dense'}, "the search option must be 'lexical' or 'hybrid', not 'dense'"),
-        ({'search': 'hybrid', 'lexical_weight': 1.5}, 'lexical_weight must be a number from 0 to 1, not 1.5'),
-        ({'search': 'hybrid', 'lexical_weight': '0.3'}, "lexical_weight must be a number from 0 to 1, not '0.3'"),
+        ({'search': 'dense'}, "the `search` option must be 'lexical' or 'hybrid', not 'dense'"),
+        (
+            {'search': 'hybrid', 'lexical_weight': 1.5},
+            'the `lexical_weight` option must be a number from 0 to 1, not 1.5',
+        ),
+        (
+            {'search': 'hybrid', 'lexical_weight': '0.3'},
+            "the `lexical_weight` option must be a number from 0 to 1, not '0.3'",
+        ),
         (
             {'encoder': 'skill_fixtures'},
             'the encoder import path \'skill_fixtures\' must look like "package.module:attribute"',
@@ -238,7 +248,9 @@ def test_bad_search_options_in_a_spec_say_what_is_expected(options: dict[str, An
 
 
 def test_an_encoder_returning_the_wrong_shape_is_named_and_search_falls_back_to_lexical() -> None:
-    library = SkillLibrary.build(travel_skills(), encoder=lambda texts: np.ones((1, 8), dtype=np.float32))
+    library = SkillLibrary.build(
+        travel_skills(), search=SearchOptions(encoder=lambda texts: np.ones((1, 8), dtype=np.float32))
+    )
 
     with pytest.warns(SkillWarning, match=r'ranked lexically: .*returned an array of shape \(1, 8\) for 3 texts'):
         hits = library.search('extract fields from a PDF', 3)
@@ -273,7 +285,7 @@ def test_a_failing_encoder_never_ends_the_run_and_is_tried_again(make_script: Ca
 
 def test_prepare_search_embeds_up_front_and_raises_what_a_search_would_only_warn_about() -> None:
     encoder = FlakyEncoder()
-    library = SkillLibrary.build(travel_skills(), encoder=encoder)
+    library = SkillLibrary.build(travel_skills(), search=SearchOptions(encoder=encoder))
     with pytest.raises(ConnectionError, match='embedding service unavailable'):
         library.prepare_search()
 
@@ -288,7 +300,9 @@ def test_vectors_are_cached_on_disk_and_reused_until_a_skill_changes(tmp_path: P
     library_dir = write_library(tmp_path / 'library', 200)
 
     def searched_texts(encoder: WordEncoder) -> list[str]:
-        library = SkillLibrary.build(directories=[library_dir], encoder=encoder)
+        library = SkillLibrary.build(
+            options=LibraryOptions(directories=[library_dir]), search=SearchOptions(encoder=encoder)
+        )
         assert library.search('topic7 work', 1)[0].name == 'skill-007'
         return encoder.texts
 
@@ -318,12 +332,19 @@ def semantic_probe(texts: list[str]) -> str:
 
 def test_an_unreadable_vector_cache_is_ignored_and_rewritten(tmp_path: Path, cache_dir: Path) -> None:
     library_dir = write_library(tmp_path / 'library', 200)
-    SkillLibrary.build(directories=[library_dir], encoder=WordEncoder()).search('topic1', 1)
+    SkillLibrary.build(
+        options=LibraryOptions(directories=[library_dir]), search=SearchOptions(encoder=WordEncoder())
+    ).search('topic1', 1)
     [vector_file] = cache_dir.glob('vectors-*.npz')
     vector_file.write_bytes(b'PK\x03\x04 not really a zip file')
 
     encoder = WordEncoder()
-    assert SkillLibrary.build(directories=[library_dir], encoder=encoder).search('topic1', 1)[0].name == 'skill-001'
+    assert (
+        SkillLibrary.build(options=LibraryOptions(directories=[library_dir]), search=SearchOptions(encoder=encoder))
+        .search('topic1', 1)[0]
+        .name
+        == 'skill-001'
+    )
     assert len(encoder.texts) == 1 + 200 + 1
     with np.load(vector_file, allow_pickle=False) as data:
         assert data['vectors'].shape == (200, 64)
@@ -370,7 +391,9 @@ def test_each_skill_is_embedded_with_the_start_of_its_body(tmp_path: Path) -> No
         encoding='utf-8',
     )
     encoder = WordEncoder()
-    library = SkillLibrary.build(directories=[tmp_path], encoder=encoder, lexical_weight=0.0)
+    library = SkillLibrary.build(
+        options=LibraryOptions(directories=[tmp_path]), search=SearchOptions(encoder=encoder, lexical_weight=0.0)
+    )
 
     assert library.search('rent a car', 1)[0].name == 'fleet-tools'  # found through its body's words
     embedded = next(text for text in encoder.texts if 'paperwork' in text)
@@ -381,7 +404,9 @@ def test_each_skill_is_embedded_with_the_start_of_its_body(tmp_path: Path) -> No
 def test_building_hybrid_search_reads_each_skill_body_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import skillshelf.content.folder
 
-    library = SkillLibrary.build(directories=[write_library(tmp_path, 5)], encoder=WordEncoder())
+    library = SkillLibrary.build(
+        options=LibraryOptions(directories=[write_library(tmp_path, 5)]), search=SearchOptions(encoder=WordEncoder())
+    )
     reads: list[int | None] = []
     read_body = skillshelf.content.folder.read_body
 

@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 from inline_snapshot import snapshot
 
 import skillshelf.files
-from skillshelf import Skill, SkillConflictError, SkillError, SkillFormatError, SkillLibrary, SkillWarning
+from skillshelf import (
+    LibraryOptions,
+    Skill,
+    SkillConflictError,
+    SkillError,
+    SkillFormatError,
+    SkillLibrary,
+    SkillWarning,
+)
 from skillshelf.markdown import guarded_yaml
 from skillshelf.markdown.frontmatter import read_body, read_frontmatter
 
@@ -159,7 +167,7 @@ def test_a_broken_skill_is_skipped_with_a_warning_and_never_hides_the_valid_ones
     (tmp_path / 'README.md').write_text('# Our skills', encoding='utf-8')
 
     with pytest.warns(SkillWarning) as caught:
-        library = SkillLibrary.build(directories=[tmp_path])
+        library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path]))
 
     assert list(library.skills) == ['alpha', 'zeta']
     no_skill_md = 'the folder has no SKILL.md, so it is not a skill (skills in its sub-folders are not read)'
@@ -176,7 +184,7 @@ def test_a_broken_skill_is_skipped_with_a_warning_and_never_hides_the_valid_ones
 def test_strict_mode_turns_a_skip_into_an_error(tmp_path: Path) -> None:
     write_skill(tmp_path, 'broken', '---\nname: broken\n---\n')
     with pytest.raises(SkillError, match='the frontmatter has no `description` field'):
-        SkillLibrary.build(directories=[tmp_path], strict=True)
+        SkillLibrary.build(options=LibraryOptions(directories=[tmp_path], strict=True))
 
 
 def test_the_first_directory_wins_a_name_clash(tmp_path: Path) -> None:
@@ -184,19 +192,19 @@ def test_the_first_directory_wins_a_name_clash(tmp_path: Path) -> None:
     write_skill(tmp_path / 'user', 'lint', '---\nname: lint\ndescription: User lint rules.\n---\n')
 
     with pytest.warns(SkillWarning, match='shadowed by .*project/lint'):
-        library = SkillLibrary.build(directories=[tmp_path / 'project', tmp_path / 'user'])
+        library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path / 'project', tmp_path / 'user']))
     assert library.skills['lint'].description == 'Project lint rules.'
 
 
 def test_a_python_skill_and_a_folder_skill_with_one_name_conflict(tmp_path: Path) -> None:
     write_skill(tmp_path, 'lint', '---\nname: lint\ndescription: Lint.\n---\n')
     with pytest.raises(SkillConflictError, match=r"the Python skill 'lint' and the folder .* share a name"):
-        SkillLibrary.build([Skill('lint', 'Python lint.')], [tmp_path])
+        SkillLibrary.build([Skill('lint', 'Python lint.')], LibraryOptions(directories=[tmp_path]))
 
 
 def test_a_directory_that_is_itself_a_skill_folder_is_accepted(tmp_path: Path) -> None:
     folder = write_skill(tmp_path, 'solo', '---\nname: solo\ndescription: Alone.\n---\n')
-    library = SkillLibrary.build(directories=[folder])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[folder]))
     assert list(library.skills) == ['solo']
     assert library.refresh() is False
     (folder / 'SKILL.md').write_text('---\nname: solo\ndescription: Alone, edited.\n---\n', encoding='utf-8')

@@ -12,8 +12,10 @@ from pydantic_ai.agent.spec import AgentSpec
 
 from skillshelf import (
     DEFAULT_THRESHOLD,
+    LibraryOptions,
     SearchDocument,
     SearchHit,
+    SearchOptions,
     Skill,
     SkillError,
     SkillLibrary,
@@ -55,7 +57,7 @@ def test_search_threshold_decides_which_matches_the_model_sees() -> None:
 
 
 def test_library_search_takes_the_threshold_with_the_same_default() -> None:
-    library = SkillLibrary.build(directories=[SAMPLE_SKILLS])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[SAMPLE_SKILLS]))
 
     assert library.search(REVIEW, 5) == library.search(REVIEW, 5, DEFAULT_THRESHOLD)
     assert [hit.name for hit in library.search(REVIEW, 5, 0.5)] == ['commit-messages']
@@ -75,7 +77,7 @@ def test_a_spec_sets_the_search_threshold() -> None:
 
 @pytest.mark.parametrize('value', [1.5, -0.1, 'high', True])
 def test_a_bad_search_threshold_is_refused_with_the_option_name(value: object) -> None:
-    with pytest.raises(SkillError, match='`search_threshold` option of Skills must be a number from 0 to 1'):
+    with pytest.raises(SkillError, match='`search_threshold` option must be a number from 0 to 1'):
         Skills(SAMPLE_SKILLS, search_threshold=value)  # pyright: ignore[reportArgumentType]
 
 
@@ -182,7 +184,9 @@ def write_skill(root: Path, name: str, description: str) -> None:
 
 def test_a_custom_ranker_is_built_once_and_again_when_the_skills_change(tmp_path: Path) -> None:
     write_skill(tmp_path, 'weather', 'Forecasts for a city.')
-    library = SkillLibrary.build(directories=[tmp_path], ranker=LongestDescription)
+    library = SkillLibrary.build(
+        options=LibraryOptions(directories=[tmp_path]), search=SearchOptions(ranker=LongestDescription)
+    )
     assert [hit.name for hit in library.search('city', 3)] == ['weather']
     assert [hit.name for hit in library.search('city', 3)] == ['weather']
     write_skill(tmp_path, 'city-guide', 'Walks, museums and food in a city you visit.')

@@ -22,11 +22,11 @@ import pytest
 import yaml
 from reliability.ledger import case
 
-from skillshelf import Skill, SkillFormatError, SkillLibrary, SkillWarning
-from skillshelf.discovery import Discovery, discover
+from skillshelf import LibraryOptions, Skill, SkillFormatError, SkillLibrary, SkillWarning
 from skillshelf.lint import Finding, lint_folder
 from skillshelf.markdown import guarded_yaml
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES
+from skillshelf.sources.directory import Discovery, discover
 
 from conftest import finishes
 
@@ -52,7 +52,7 @@ def quietly_discover(root: Path) -> Discovery:
 def build(root: Path) -> tuple[SkillLibrary, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
-        library = SkillLibrary.build(directories=[root])
+        library = SkillLibrary.build(options=LibraryOptions(directories=[root]))
     return library, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
 
 
@@ -280,7 +280,7 @@ def test_documents_and_other_files_beside_the_skills_are_not_reported(tmp_path: 
     (tmp_path / name).write_text('# About these skills', encoding='utf-8')
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        library = SkillLibrary.build(directories=[tmp_path])
+        library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path]))
     assert (list(library.skills), library.skipped) == (['fine'], [])
     case(
         AREA,
@@ -296,7 +296,7 @@ def test_a_folder_the_process_cannot_read_is_reported() -> None:
         write(base / 'lib', 'fine', '---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
         write(base / 'lib', 'locked', '---\nname: locked\ndescription: Unreadable.\n---\nBody.\n').chmod(0)
         script = (
-            'import sys, warnings; from pathlib import Path; from skillshelf.discovery import discover\n'
+            'import sys, warnings; from pathlib import Path; from skillshelf.sources.directory import discover\n'
             'warnings.simplefilter("ignore")\n'
             'found = discover(Path(sys.argv[1]))\n'
             'print([skill.name for skill in found.skills]); print([(s.path.name, s.problem) for s in found.skipped])'

@@ -79,7 +79,7 @@ def test_the_threshold_decides_what_is_pointed_out() -> None:
 
 @pytest.mark.parametrize(('option', 'value'), [('reminders', -1), ('reminder_threshold', 1.5), ('reminders', True)])
 def test_reminder_options_are_checked(option: str, value: object) -> None:
-    with pytest.raises(SkillError, match=f'`{option}` option of Skills'):
+    with pytest.raises(SkillError, match=f'`{option}` option'):
         Skills(SAMPLE_SKILLS, **{option: value})  # pyright: ignore[reportArgumentType]
 
 

@@ -24,7 +24,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
-from skillshelf import ResourceError, Skill, SkillLibrary, Skills, SkillWarning
+from skillshelf import LibraryOptions, ResourceError, Skill, SkillLibrary, Skills, SkillWarning
 from skillshelf.content.base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES
 from skillshelf.content.folder import (
     MAX_RESOURCE_DEPTH,
@@ -224,7 +224,7 @@ def test_a_skill_folder_swapped_for_an_outside_symlink_after_discovery_is_refuse
 ) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', SkillWarning)
-        built = SkillLibrary.build(directories=[library])
+        built = SkillLibrary.build(options=LibraryOptions(directories=[library]))
     skill = built.skills['demo']
     shutil.rmtree(library / 'demo')
     (tmp_path / 'outside' / 'notes.md').write_text(SECRET, 'utf-8')

@@ -292,5 +292,5 @@ def test_local_runner_runs_python_and_bash_with_arguments_as_given(tmp_path: Pat
 def test_enabling_scripts_without_bubblewrap_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(SkillError, match=r'install bubblewrap .*`scripts=LocalRunner\(\)`'):
         Skills(skill_with(tmp_path, {}), scripts=BubblewrapRunner(bwrap='no-such-bwrap'))
-    with pytest.raises(SkillError, match='the `scripts` option of Skills must be true, false or a script runner'):
+    with pytest.raises(SkillError, match='the `scripts` option must be true, false or a script runner'):
         Skills(skill_with(tmp_path / 'other', {}), scripts='yes')  # type: ignore[arg-type]

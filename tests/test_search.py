@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import skillshelf.library
-from skillshelf import Skill, SkillLibrary
+import skillshelf.library.index
+from skillshelf import LibraryOptions, Skill, SkillLibrary
 from skillshelf.ranking import tokenize as _tokenize
 from skillshelf.ranking.bm25 import BM25Matrix
 from skillshelf.ranking.cache import CACHE_MIN_SKILLS, cache_directory
@@ -384,7 +384,7 @@ def write_library(root: Path, count: int) -> Path:
 
 def test_library_search_finds_words_of_the_bodies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
-    library = SkillLibrary.build(directories=[write_library(tmp_path / 'lib', 12)])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[write_library(tmp_path / 'lib', 12)]))
     assert [hit.name for hit in library.search('kubernetes', 3)] == ['skill-0007']
     assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
 
@@ -393,15 +393,15 @@ def test_prepare_search_builds_the_index_before_the_first_search(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
-    library = SkillLibrary.build(directories=[write_library(tmp_path / 'lib', 12)])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[write_library(tmp_path / 'lib', 12)]))
     built: list[int] = []
-    build = skillshelf.library.lexical_index
+    build = skillshelf.library.index.lexical_index
 
     def counting(headlines: Sequence[SearchDocument], *args: Any) -> SkillIndex:
         built.append(len(headlines))
         return build(headlines, *args)
 
-    monkeypatch.setattr(skillshelf.library, 'lexical_index', counting)
+    monkeypatch.setattr(skillshelf.library.index, 'lexical_index', counting)
     library.prepare_search()
     assert built == [12]
     assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
@@ -411,7 +411,7 @@ def test_prepare_search_builds_the_index_before_the_first_search(
 def test_the_index_keeps_the_bodies_it_read_until_a_refresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
     root = write_library(tmp_path / 'lib', 12)
-    library = SkillLibrary.build(directories=[root])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[root]))
     assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
     skill_file = root / 'skill-0003' / 'SKILL.md'
     skill_file.write_text(skill_file.read_text(encoding='utf-8').replace('word3', 'zeppelin'), encoding='utf-8')
@@ -426,7 +426,7 @@ def test_the_index_keeps_the_bodies_it_read_until_a_refresh(tmp_path: Path, monk
 def test_a_body_that_cannot_be_read_is_indexed_without_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
     root = write_library(tmp_path / 'lib', 12)
-    library = SkillLibrary.build(directories=[root])
+    library = SkillLibrary.build(options=LibraryOptions(directories=[root]))
     (root / 'skill-0003' / 'SKILL.md').unlink()  # gone between discovery and the first search
 
     assert library.search('word3', 3) == []
@@ -440,13 +440,13 @@ def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: p
     assert cache_directory() == cache
     root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)
 
-    built = SkillLibrary.build(directories=[root])
+    built = SkillLibrary.build(options=LibraryOptions(directories=[root]))
     built.prepare_search()
     [cached_file] = cache.glob('index-*.npz')
     assert built.index_cache_path() == cached_file
-    loaded = SkillLibrary.build(directories=[root])
+    loaded = SkillLibrary.build(options=LibraryOptions(directories=[root]))
     with monkeypatch.context() as patch:  # no body may be read again: the index comes from the file
-        patch.setattr(skillshelf.library, '_body', lambda *args: pytest.fail('indexed again'))  # pyright: ignore[reportUnknownLambdaType]
+        patch.setattr(skillshelf.library.index, '_body', lambda *args: pytest.fail('indexed again'))  # pyright: ignore[reportUnknownLambdaType]
         loaded.prepare_search()
     for query in ('kubernetes', 'word42', 'topic 199'):
         assert loaded.search(query, 5) == built.search(query, 5)
@@ -455,13 +455,13 @@ def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: p
     # Editing a SKILL.md changes the key: the stale file is not used.
     skill_file = root / 'skill-0042' / 'SKILL.md'
     skill_file.write_text(skill_file.read_text(encoding='utf-8').replace('word42', 'zeppelin'), encoding='utf-8')
-    fresh = SkillLibrary.build(directories=[root])
+    fresh = SkillLibrary.build(options=LibraryOptions(directories=[root]))
     assert [hit.name for hit in fresh.search('zeppelin', 1)] == ['skill-0042']
     assert len(list(cache.glob('index-*.npz'))) == 2
 
 
 def vocabulary(library: SkillLibrary) -> dict[str, int]:
-    index = library._index  # pyright: ignore[reportPrivateUsage]
+    index = library._search_index.lexical  # pyright: ignore[reportPrivateUsage]
     assert index is not None
     return index.vocabulary
 
@@ -472,14 +472,19 @@ def test_python_skills_are_part_of_the_index_cache_key(tmp_path: Path, monkeypat
 
     def library(instructions: str) -> SkillLibrary:
         weather = Skill(name='weather', description='Weather forecasts.', instructions=instructions)
-        return SkillLibrary.build([weather], directories=[root])
+        return SkillLibrary.build([weather], LibraryOptions(directories=[root]))
 
     first = library('Call the forecast API.')
     assert [hit.name for hit in first.search('forecast api', 1)] == ['weather']
     changed = library('Read the barometer.')
     assert changed.index_cache_path() != first.index_cache_path()
     assert [hit.name for hit in changed.search('barometer', 1)] == ['weather']
-    assert SkillLibrary.build(directories=[write_library(tmp_path / 'small', 3)]).index_cache_path() is None
+    assert (
+        SkillLibrary.build(
+            options=LibraryOptions(directories=[write_library(tmp_path / 'small', 3)])
+        ).index_cache_path()
+        is None
+    )
 
 
 def test_one_library_has_one_index_cache_however_its_directory_is_spelled(
@@ -489,14 +494,16 @@ def test_one_library_has_one_index_cache_however_its_directory_is_spelled(
     root = write_library(tmp_path / 'work' / 'lib', CACHE_MIN_SKILLS)
     monkeypatch.chdir(tmp_path / 'work')
     spellings = [root, Path('lib'), Path('./lib/'), tmp_path / 'work' / '..' / 'work' / 'lib']
-    paths = {SkillLibrary.build(directories=[spelling]).index_cache_path() for spelling in spellings}
+    paths = {
+        SkillLibrary.build(options=LibraryOptions(directories=[spelling])).index_cache_path() for spelling in spellings
+    }
     assert len(paths) == 1
     [path] = paths
     assert path is not None
     # The key names each file by its absolute path: the same relative spelling elsewhere is another library.
     other = write_library(tmp_path / 'elsewhere' / 'lib', CACHE_MIN_SKILLS)
     monkeypatch.chdir(other.parent)
-    assert SkillLibrary.build(directories=[Path('lib')]).index_cache_path() != path
+    assert SkillLibrary.build(options=LibraryOptions(directories=[Path('lib')])).index_cache_path() != path
 
 
 def _rewritten(name: str, change: Callable[[Any], Any]) -> Callable[[bytes], bytes]:
@@ -560,17 +567,21 @@ def test_a_corrupt_cache_file_is_rebuilt(
     cache = tmp_path / 'cache'
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(cache))
     root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)
-    SkillLibrary.build(directories=[root]).prepare_search()
+    SkillLibrary.build(options=LibraryOptions(directories=[root])).prepare_search()
     [cached] = cache.glob('index-*.npz')
     damaged = corrupt(cached.read_bytes())
     assert damaged != cached.read_bytes()
     cached.write_bytes(damaged)
 
-    assert [hit.name for hit in SkillLibrary.build(directories=[root]).search('kubernetes', 1)] == ['skill-0007']
+    assert [
+        hit.name for hit in SkillLibrary.build(options=LibraryOptions(directories=[root])).search('kubernetes', 1)
+    ] == ['skill-0007']
     # The rebuilt index replaced the damaged file, and the next process loads it.
     with np.load(cached, allow_pickle=False) as rewritten:
         assert rewritten['whole_docs'].dtype == np.int32
-    assert [hit.name for hit in SkillLibrary.build(directories=[root]).search('word42', 1)] == ['skill-0042']
+    assert [hit.name for hit in SkillLibrary.build(options=LibraryOptions(directories=[root])).search('word42', 1)] == [
+        'skill-0042'
+    ]
 
 
 def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:

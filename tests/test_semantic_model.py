@@ -20,7 +20,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 
 import skillshelf.ranking.semantic as semantic
-from skillshelf import Encoder, SemanticUnavailableError, Skill, SkillLibrary, Skills, SkillWarning
+from skillshelf import Encoder, SearchOptions, SemanticUnavailableError, Skill, SkillLibrary, Skills, SkillWarning
 
 from conftest import Script, call, tool_returns
 from offline_model import VOCABULARY, offline_model_folder
@@ -160,7 +160,7 @@ def test_a_users_own_fastembed_model_is_an_encoder(model_folder: Path, tmp_path:
     def own_encoder(texts: Sequence[str]) -> npt.NDArray[np.float32]:  # the module docstring's example
         return np.array(list(model.embed(texts)), dtype=np.float32)
 
-    library = SkillLibrary.build(travel_skills(), encoder=own_encoder)
+    library = SkillLibrary.build(travel_skills(), search=SearchOptions(encoder=own_encoder))
     assert library.search(PARAPHRASE, 1)[0].name == 'car-rental'
 
 

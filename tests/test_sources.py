@@ -18,6 +18,7 @@ from reliability.ledger import case
 from skillshelf import (
     EntryPointSource,
     GitSource,
+    LibraryOptions,
     PackageSource,
     Skill,
     SkillError,
@@ -135,14 +136,14 @@ def test_sources_come_after_directories_and_the_first_name_wins(tmp_path: Path) 
     (tmp_path / 'lib' / 'deploy' / 'SKILL.md').write_text(skill_md('deploy', 'From the folder.'), encoding='utf-8')
     catalog = Catalog({'a': skill_md('deploy', 'From the catalog.'), 'b': skill_md('notes')})
     with pytest.warns(SkillWarning, match=r'skipped catalog/a: shadowed by .*lib/deploy \(the earlier'):
-        library = SkillLibrary.build(directories=[tmp_path / 'lib'], sources=[catalog])
+        library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path / 'lib'], sources=[catalog]))
     assert list(library.skills) == ['deploy', 'notes']
     assert library.skills['deploy'].load_instructions() == 'From the folder.'
 
 
 def test_a_python_skill_and_a_source_skill_with_one_name_conflict() -> None:
     with pytest.raises(SkillError, match="the Python skill 'notes' and the folder catalog/a share a name"):
-        SkillLibrary.build([Skill('notes', 'Notes.')], sources=[Catalog({'a': skill_md('notes')})])
+        SkillLibrary.build([Skill('notes', 'Notes.')], LibraryOptions(sources=[Catalog({'a': skill_md('notes')})]))
 
 
 def test_a_source_that_fails_names_itself_and_a_refresh_keeps_the_last_skills() -> None:
@@ -155,13 +156,13 @@ def test_a_source_that_fails_names_itself_and_a_refresh_keeps_the_last_skills() 
             return super().read_skills()
 
     flaky = Flaky({'a': skill_md('notes')})
-    library = SkillLibrary.build(sources=[flaky])
+    library = SkillLibrary.build(options=LibraryOptions(sources=[flaky]))
     flaky.broken, flaky.revision = True, 2
     with pytest.warns(SkillWarning, match='could not be read: catalog server down'):
         assert library.refresh() is False
     assert list(library.skills) == ['notes']
     with pytest.raises(SkillError, match=r'the skill source .*Flaky.* could not be read: catalog server down'):
-        SkillLibrary.build(sources=[flaky])
+        SkillLibrary.build(options=LibraryOptions(sources=[flaky]))
 
 
 @pytest.mark.parametrize(
@@ -237,7 +238,7 @@ def test_package_skills_load_in_a_run_and_broken_ones_are_skipped(
 
 def test_a_missing_package_is_a_clear_error() -> None:
     with pytest.raises(SkillError, match="the package 'no_such_skills_pkg' cannot be imported"):
-        SkillLibrary.build(sources=[PackageSource('no_such_skills_pkg')])
+        SkillLibrary.build(options=LibraryOptions(sources=[PackageSource('no_such_skills_pkg')]))
 
 
 def test_entry_points_make_pip_install_enough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -251,7 +252,7 @@ def test_entry_points_make_pip_install_enough(tmp_path: Path, monkeypatch: pytes
     zip_package(tmp_path / 'src', tmp_path / 'acme.zip')
     monkeypatch.syspath_prepend(str(tmp_path / 'acme.zip'))
     with pytest.warns(SkillWarning) as warned:
-        library = SkillLibrary.build(sources=[EntryPointSource('skillshelf.test-skills')])
+        library = SkillLibrary.build(options=LibraryOptions(sources=[EntryPointSource('skillshelf.test-skills')]))
     assert list(library.skills) == ['pdf-forms']
     assert any('entry point broken = no_such_module_xyz:skills: cannot be loaded' in str(w.message) for w in warned)
 
@@ -286,7 +287,9 @@ def test_git_source_pins_a_ref_and_refreshes_on_request(tmp_path: Path) -> None:
 
     cache = tmp_path / 'cache'
     for ref in ('v1', first):  # a tag, a commit
-        library = SkillLibrary.build(sources=[GitSource(str(repository), ref=ref, cache_dir=cache / ref[:8])])
+        library = SkillLibrary.build(
+            options=LibraryOptions(sources=[GitSource(str(repository), ref=ref, cache_dir=cache / ref[:8])])
+        )
         assert library.skills['deploy'].load_instructions() == 'Version one.'
 
     branch = GitSource(str(repository), ref='main', cache_dir=cache / 'main')
@@ -319,7 +322,11 @@ def test_git_source_pins_a_ref_and_refreshes_on_request(tmp_path: Path) -> None:
 def test_git_source_refuses_hostile_urls_and_refs(tmp_path: Path, url: str, ref: str, message: str) -> None:
     repository = make_repository(tmp_path / 'repo')
     with pytest.raises(SkillError, match=message) as raised:
-        SkillLibrary.build(sources=[GitSource(url.replace('REPO', str(repository)), ref=ref, cache_dir=tmp_path / 'c')])
+        SkillLibrary.build(
+            options=LibraryOptions(
+                sources=[GitSource(url.replace('REPO', str(repository)), ref=ref, cache_dir=tmp_path / 'c')]
+            )
+        )
     if url.startswith('ext::'):
         assert not Path('/tmp/pwned').exists()
         case('Skill files', 'a git source URL with the `ext::` transport', str(raised.value))
@@ -330,8 +337,10 @@ def test_git_sources_of_one_repository_at_two_refs_keep_their_own_files(tmp_path
     (repository / 'deploy' / 'SKILL.md').write_text(skill_md('deploy', 'Version two.'), encoding='utf-8')
     git('commit', '-q', '-am', 'two', cwd=repository)
     cache = tmp_path / 'cache'  # one cache directory, as for every source of an application
-    pinned = SkillLibrary.build(sources=[GitSource(str(repository), ref='v1', cache_dir=cache)])
-    following = SkillLibrary.build(sources=[GitSource(str(repository), ref='main', cache_dir=cache)])
+    pinned = SkillLibrary.build(options=LibraryOptions(sources=[GitSource(str(repository), ref='v1', cache_dir=cache)]))
+    following = SkillLibrary.build(
+        options=LibraryOptions(sources=[GitSource(str(repository), ref='main', cache_dir=cache)])
+    )
 
     # Checking out main did not change the files of the library pinned to v1 (they shared one tree before).
     assert pinned.skills['deploy'].load_instructions() == 'Version one.'

@@ -95,7 +95,7 @@ def test_bad_skill_import_paths_say_what_is_wrong(path: str, message: str) -> No
 
 
 def test_bad_option_types_say_what_is_expected() -> None:
-    with pytest.raises(SkillError, match='`directories` option of Skills must be a string or a list of strings'):
+    with pytest.raises(SkillError, match='`directories` option must be a string or a list of strings'):
         Skills.from_spec(directories=42)  # pyright: ignore[reportArgumentType]
 
 

@@ -4,15 +4,23 @@ from .capability.catalog import DEFAULT_CATALOG_BUDGET, CatalogEntry, render_cat
 from .capability.meta_tools import SkillMatch
 from .capability.options import import_skills
 from .capability.skills import DEFAULT_ID, SkillCommand, Skills, loaded_skills
-from .discovery import SkippedSkill
+from .content import SkillContent, TextContent
 from .errors import ResourceError, ScriptError, SkillConflictError, SkillError, SkillFormatError, SkillWarning
-from .library import SkillLibrary
+from .library import LibraryOptions, SkillLibrary
 from .ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
-from .ranking.ranker import Ranker, RankerFactory
+from .ranking.ranker import Ranker, RankerFactory, SearchOptions
 from .ranking.semantic import Encoder, SemanticUnavailableError
 from .scripts import BubblewrapRunner, LocalRunner, ScriptLimits, ScriptRequest, ScriptResult, ScriptRunner
 from .skill import Skill
-from .sources import EntryPointSource, GitSource, PackageSource, SkillSource, SourceSkills
+from .sources import (
+    DirectorySource,
+    EntryPointSource,
+    GitSource,
+    PackageSource,
+    SkillSource,
+    SkippedSkill,
+    SourceSkills,
+)
 
 __all__ = (
     'DEFAULT_CATALOG_BUDGET',
@@ -20,9 +28,11 @@ __all__ = (
     'DEFAULT_THRESHOLD',
     'BubblewrapRunner',
     'CatalogEntry',
+    'DirectorySource',
     'Encoder',
     'EntryPointSource',
     'GitSource',
+    'LibraryOptions',
     'LocalRunner',
     'PackageSource',
     'Ranker',
@@ -35,10 +45,12 @@ __all__ = (
     'ScriptRunner',
     'SearchDocument',
     'SearchHit',
+    'SearchOptions',
     'SemanticUnavailableError',
     'Skill',
     'SkillCommand',
     'SkillConflictError',
+    'SkillContent',
     'SkillError',
     'SkillFormatError',
     'SkillLibrary',
@@ -48,6 +60,7 @@ __all__ = (
     'Skills',
     'SkippedSkill',
     'SourceSkills',
+    'TextContent',
     'import_skills',
     'loaded_skills',
     'render_catalog',

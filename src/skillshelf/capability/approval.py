@@ -29,19 +29,59 @@ from functools import cached_property
 from pathlib import PurePosixPath
 from typing import Any, cast
 
+from pydantic_ai import ApprovalRequired
 from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 
 from ..content import safe_relative_path
 from ..errors import ResourceError
 from ..library import SkillLibrary
+from .operations import Operation, Tag
 from .script_tool import SCRIPT_TOOL_NAME
 
-__all__ = ('Preapproval', 'preapproving_skill', 'script_command', 'script_command_of')
+__all__ = (
+    'Preapproval',
+    'ask_before_script',
+    'preapproved',
+    'preapproving_skill',
+    'script_command',
+    'script_command_of',
+)
 
 _INTERPRETERS = {'.py': 'python', '.sh': 'bash', '.bash': 'bash', '.js': 'node', '.mjs': 'node', '.cjs': 'node'}
 _INTERPRETER_SPELLINGS = {'python3': 'python', 'sh': 'bash'}
 _PATH_PREFIXES = ('${CLAUDE_SKILL_DIR}/', '${SKILL_DIR}/', './')
 _BASH_RULE = re.compile(r'Bash(?:\((?P<rule>.*)\))?', re.DOTALL)
+
+
+def ask_before_script(tag: Tag | None, args: dict[str, Any], loaded: Sequence[str], *, approved: bool) -> None:
+    """With `script_approval`, make a loaded skill's script run wait for approval (unless it was approved).
+
+    Raises:
+        ApprovalRequired: the call is a script run of a loaded skill that was not approved yet.
+    """
+    if (
+        tag is not None
+        and tag.operation is Operation.RUN
+        and not approved
+        and args.get('name') in loaded
+        and (command := script_command_of(args)) is not None  # else the tool refuses the path
+    ):
+        raise ApprovalRequired(metadata={'skill': args['name'], 'command': command})
+
+
+def preapproved(
+    requests: DeferredToolRequests, loaded: Sequence[str], library: SkillLibrary
+) -> DeferredToolResults | None:
+    """Approvals for the calls awaiting approval that a loaded skill's `allowed-tools` pre-approves; `None` when it
+    pre-approves none (the application decides the others)."""
+    approvals: dict[str, ToolApproved] = {}
+    answered_by: dict[str, str] = {}
+    for call in requests.approvals:
+        if (skill := preapproving_skill(call, loaded, library)) is not None:
+            approvals[call.tool_call_id] = ToolApproved()
+            answered_by[call.tool_call_id] = f'allowed-tools of skill {skill!r}'
+    return requests.build_results(approvals=approvals, answered_by=answered_by) if approvals else None
 
 
 def preapproving_skill(call: ToolCallPart, loaded: Sequence[str], library: SkillLibrary) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .._text import one_line
 from ..errors import SkillError
@@ -13,6 +13,7 @@ __all__ = (
     'DEFAULT_CATALOG_BUDGET',
     'DEFAULT_CATALOG_ENTRY',
     'CatalogEntry',
+    'CatalogOptions',
     'check_catalog_template',
     'render_catalog',
     'text_fields',
@@ -25,6 +26,38 @@ DEFAULT_CATALOG_ENTRY = '- {name}: {description}'
 """How each skill is listed; `{description}` is shortened as the library grows."""
 _DESCRIPTION_WIDTHS = (1024, 250, 80)
 """Description lengths tried in turn: the Agent Skills maximum (so, in full), then shorter."""
+
+
+@dataclass(frozen=True)
+class CatalogOptions:
+    """How the catalog in the instructions lists the skills; checked when created.
+
+    Raises:
+        SkillError: an option has the wrong type (the message names it), or the entry template cannot be used.
+    """
+
+    catalog_budget: int = DEFAULT_CATALOG_BUDGET
+    """Characters the catalog in the instructions may use; larger libraries get shorter descriptions, then names,
+    then a pointer to `search_skills`."""
+    catalog_header: str | None = None
+    """The catalog's opening text instead of the default (`{count}` becomes the number of skills)."""
+    catalog_entry: str = DEFAULT_CATALOG_ENTRY
+    """How the catalog lists each skill: `{name}`, `{description}` and any text field of its frontmatter
+    (`{when_to_use}`, `{argument-hint}`, `{license}`, ...); a field a skill lacks shows as nothing."""
+
+    def __post_init__(self) -> None:
+        budget = cast(object, self.catalog_budget)
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise SkillError(f'the `catalog_budget` option must be a whole number, not {budget!r}')
+        if self.catalog_header is not None and not isinstance(cast(object, self.catalog_header), str):
+            raise SkillError(f'the `catalog_header` option must be text, not {self.catalog_header!r}')
+        if not isinstance(cast(object, self.catalog_entry), str):
+            raise SkillError(f'the `catalog_entry` option must be text, not {self.catalog_entry!r}')
+        check_catalog_template(self.catalog_entry)
+
+    def render(self, entries: Sequence[CatalogEntry]) -> str:
+        """The catalog of `entries` with these options (see `render_catalog`)."""
+        return render_catalog(entries, self.catalog_budget, header=self.catalog_header, entry=self.catalog_entry)
 
 
 @dataclass(frozen=True)
@@ -79,9 +112,9 @@ def check_catalog_template(entry: str) -> None:
     try:
         _render(entry, {'name': 'x', 'description': 'y'})
     except (ValueError, IndexError, KeyError, AttributeError) as error:
-        raise SkillError(f'the `catalog_entry` option of Skills is not a valid template ({error}): {entry!r}') from None
+        raise SkillError(f'the `catalog_entry` option is not a valid template ({error}): {entry!r}') from None
     if '{name}' not in entry:
-        raise SkillError(f'the `catalog_entry` option of Skills must show `{{name}}`, the name to load: {entry!r}')
+        raise SkillError(f'the `catalog_entry` option must show `{{name}}`, the name to load: {entry!r}')
 
 
 def _line(item: CatalogEntry, template: str, width: int, *, in_full: bool) -> str:

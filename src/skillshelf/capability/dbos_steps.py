@@ -17,7 +17,7 @@ from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
 
-from .history import tag_of
+from .operations import tag_of
 
 __all__ = ('SkillSteps',)
 

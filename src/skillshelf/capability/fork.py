@@ -11,7 +11,8 @@ at one level.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 from pydantic_ai import Agent, RunContext
@@ -20,15 +21,34 @@ from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 
+from ..errors import SkillFormatError
 from ..skill import Skill
 from .approval import Preapproval
+from .meta_tools import read_instructions, unreadable_message
 
-__all__ = ('forks', 'run_fork')
+__all__ = ('fork_reply', 'forks', 'run_fork')
 
 
 def forks(skill: Skill[Any]) -> bool:
     """Whether the skill runs as a sub-agent: frontmatter (or a Python skill's metadata) `context: fork`."""
     return skill.metadata.get('context') == 'fork'
+
+
+async def fork_reply(
+    ctx: RunContext[Any],
+    skill: Skill[Any],
+    arguments: str,
+    skill_dir: Callable[[Path], str] | None,
+    reserved_tool_names: tuple[str, ...],
+) -> str:
+    """What loading a `context: fork` skill returns: the final output of its sub-agent (see `run_fork`), or why its
+    instructions cannot be read."""
+    try:
+        instructions = read_instructions(skill, skill_dir, arguments)
+    except (SkillFormatError, OSError) as error:
+        return unreadable_message(skill.name, error)
+    output = await run_fork(ctx, skill, instructions, reserved_tool_names)
+    return f'The skill {skill.name!r} ran in a sub-agent. Its result:\n\n{output}'
 
 
 async def run_fork(

@@ -6,38 +6,29 @@ conversation (`message_history=`) and replay deterministically under durable exe
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal, cast
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, post_compaction_window
-from pydantic_ai.tools import ToolDefinition
+
+from .operations import TAG, Operation, record_of
+
+__all__ = (
+    'DEFAULT_ID',
+    'loaded_from_history',
+    'loaded_skills',
+    'recorded_change',
+    'revealed_from_history',
+    'state_change',
+)
 
 DEFAULT_ID = 'skillshelf'
 """The capability id unless you pass another; one `Skills` per agent merges into it."""
-TAG = 'skillshelf'
-"""The key under which skillshelf marks tool definitions and tool-return metadata."""
-
-MetaOperation = Literal['search', 'load', 'unload', 'read', 'run']
 
 
-def skill_tool_tag(capability_id: str, skill: str) -> dict[str, Any]:
-    """Tool metadata marking a tool as belonging to `skill` of the capability `capability_id`."""
-    return {TAG: {'capability': capability_id, 'skill': skill}}
-
-
-def meta_tool_tag(capability_id: str, operation: MetaOperation) -> dict[str, Any]:
-    """Tool metadata marking one of the capability's meta-tools."""
-    return {TAG: {'capability': capability_id, 'meta': operation}}
-
-
-def state_change(capability_id: str, operation: Literal['load', 'unload'], skill: str) -> dict[str, Any]:
-    """Tool-return metadata recording that `skill` was loaded or unloaded; never sent to the model."""
-    return {TAG: {'capability': capability_id, 'op': operation, 'skill': skill}}
-
-
-def tag_of(tool_def: ToolDefinition, capability_id: str) -> Mapping[str, Any] | None:
-    """The skillshelf tag of `tool_def` if it belongs to the capability `capability_id`."""
-    return record_of(tool_def.metadata, capability_id)
+def state_change(capability_id: str, operation: Operation, skill: str) -> dict[str, Any]:
+    """Tool-return metadata recording that `skill` was loaded or unloaded (`operation`); never sent to the model."""
+    return {TAG: {'capability': capability_id, 'op': operation.value, 'skill': skill}}
 
 
 def loaded_from_history(messages: Sequence[ModelMessage], capability_id: str) -> list[str]:
@@ -48,7 +39,7 @@ def loaded_from_history(messages: Sequence[ModelMessage], capability_id: str) ->
     """
     loaded: dict[str, None] = {}
     for operation, skill in _state_changes(messages, capability_id):
-        if operation == 'load':
+        if operation is Operation.LOAD:
             loaded[skill] = None
         else:
             loaded.pop(skill, None)
@@ -61,30 +52,27 @@ def revealed_from_history(messages: Sequence[ModelMessage], capability_id: str) 
     Their tools stay on the wire after an unload: removing a definition would change every later request from the
     point where it was added, and so lose the provider's prompt cache. Calls to them are refused instead.
     """
-    return {skill for operation, skill in _state_changes(messages, capability_id) if operation == 'load'}
+    return {skill for operation, skill in _state_changes(messages, capability_id) if operation is Operation.LOAD}
 
 
-def _state_changes(messages: Sequence[ModelMessage], capability_id: str) -> Iterator[tuple[str, str]]:
+def _state_changes(messages: Sequence[ModelMessage], capability_id: str) -> Iterator[tuple[Operation, str]]:
     for message in post_compaction_window(messages):
         if not isinstance(message, ModelRequest):
             continue
         for part in message.parts:
-            if not isinstance(part, ToolReturnPart):
-                continue
-            record = record_of(part.metadata, capability_id)
-            if record is not None and isinstance(record.get('skill'), str) and record.get('op') in ('load', 'unload'):
-                yield record['op'], record['skill']
+            if isinstance(part, ToolReturnPart) and (change := recorded_change(part.metadata, capability_id)):
+                yield change
 
 
-def record_of(metadata: Any, capability_id: str) -> Mapping[str, Any] | None:
-    """The skillshelf record in tool or tool-return `metadata` if it belongs to the capability `capability_id`."""
-    if not isinstance(metadata, Mapping):
+def recorded_change(metadata: Any, capability_id: str) -> tuple[Operation, str] | None:
+    """The load or unload that tool-return `metadata` records for the capability `capability_id`, if any."""
+    record = record_of(metadata, capability_id)
+    if record is None or not isinstance(skill := record.get('skill'), str):
         return None
-    record = cast('Mapping[str, Any]', metadata).get(TAG)
-    if not isinstance(record, Mapping):
-        return None
-    record = cast('Mapping[str, Any]', record)
-    return record if record.get('capability') == capability_id else None
+    operation = record.get('op')
+    if operation == Operation.LOAD.value:
+        return Operation.LOAD, skill
+    return (Operation.UNLOAD, skill) if operation == Operation.UNLOAD.value else None
 
 
 def loaded_skills(messages: Sequence[ModelMessage], capability_id: str = DEFAULT_ID) -> list[str]:

@@ -9,14 +9,24 @@ sees it, and the model reads the instructions in the first request without a rou
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from pydantic_ai import ToolReturn
+from pydantic_ai import RunContext, ToolReturn
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserContent
 
-__all__ = ('SkillCommand', 'invocation_messages', 'parse_invocation')
+from .fork import fork_reply, forks
+from .history import state_change
+from .meta_tools import load_reply, unknown_skill_message
+from .operations import Operation
+from .shelf import RESERVED_TOOL_NAMES, Shelf
+from .telemetry import traced_meta_call
+
+__all__ = ('SkillCommand', 'UserLoad', 'invocation_messages', 'invoke_from_prompt', 'parse_invocation', 'user_load')
+
+UserLoad = tuple[Literal['loaded', 'unreadable', 'fork'], str]
+"""What a user's `/name` does: load (with the text the load returns), explain (why it cannot be read), or fork."""
 
 _COMMAND = re.compile(r'\s*[/$](?P<name>[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?:\s+(?P<arguments>.*?))?\s*', re.DOTALL)
 
@@ -48,3 +58,52 @@ def invocation_messages(call_id: str, name: str, arguments: str, reply: ToolRetu
     else:
         returned = ToolReturnPart('load_skill', reply.return_value, tool_call_id=call_id, metadata=reply.metadata)
     return [ModelResponse(parts=[call]), ModelRequest(parts=[returned])]
+
+
+def user_load(shelf: Shelf, name: str, arguments: str) -> UserLoad | None:
+    """What a user's `/name` does: `('loaded', reply)` with the text the load returns, `('unreadable', why)`, or
+    `('fork', '')` for a skill that runs as a sub-agent (the caller runs it); `None` when `name` is no skill a user
+    may invoke. Reads the skill's files: `Skills` makes it a recorded durable operation."""
+    skill = shelf.library.get(name)
+    if skill is None or not skill.user_invocable:
+        return None
+    if forks(skill):
+        return 'fork', ''
+    reply = load_reply(shelf.library, shelf.capability_id, name, shelf.with_tools, shelf.skill_dir, arguments)
+    return ('unreadable', reply) if isinstance(reply, str) else ('loaded', str(reply.return_value))
+
+
+async def invoke_from_prompt(
+    ctx: RunContext[Any],
+    shelf: Shelf,
+    loaded: list[str],
+    recorded_user_load: Callable[[RunContext[Any], str, str], Awaitable[UserLoad | None]],
+) -> None:
+    """Load the skill a prompt such as `/release-notes v2.1` names, now, recorded in the history like a model's load,
+    so its instructions are in the model's first request; `loaded` (the run's loaded skills) gains it.
+
+    `recorded_user_load` is `user_load` as the capability's durable operation: it is asked whatever the prompt names,
+    since a replay must schedule the same operations as the original run, so whether to ask cannot depend on the
+    library as it is at replay time.
+    """
+    if (parsed := parse_invocation(ctx.prompt)) is None:
+        return
+    name, arguments = parsed
+    if (outcome := await recorded_user_load(ctx, name, arguments)) is None:
+        return
+    status, text = outcome
+
+    async def invoke() -> ToolReturn[Any] | str:
+        if status == 'fork':
+            skill = shelf.library.get(name)
+            if skill is None:
+                return unknown_skill_message(shelf.library, name)
+            return await fork_reply(ctx, skill, arguments, shelf.skill_dir, RESERVED_TOOL_NAMES)
+        if status == 'unreadable':
+            return text
+        if name not in loaded:
+            loaded.append(name)
+        return ToolReturn(text, metadata=state_change(shelf.capability_id, Operation.LOAD, name))
+
+    reply = await traced_meta_call(ctx, Operation.LOAD, {'name': name, 'invoked_by': 'user'}, loaded, invoke)
+    ctx.enqueue(*invocation_messages(f'{shelf.capability_id}-invoke-{ctx.run_id}', name, arguments, reply))

@@ -24,7 +24,8 @@ from ..library import SkillLibrary
 from ..scripts.runner import expand_skill_dir
 from ..skill import Skill
 from .arguments import substitute_arguments
-from .history import meta_tool_tag, state_change
+from .history import state_change
+from .operations import Operation, meta_tool_tag
 
 MAX_QUERY_CHARACTERS = 1000
 """Longer queries are cut: the ranking needs keywords, not documents."""
@@ -65,7 +66,7 @@ def build_meta_toolset(
     """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
 
-    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'search'))
+    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.SEARCH))
     def search_skills(query: str, limit: int = default_limit) -> list[SkillMatch] | str:
         """Find skills for a task: the best matches first, each scored from 0 to 1.
 
@@ -84,7 +85,7 @@ def build_meta_toolset(
             return f'No skill matches {shown(query)}. Try other words for the task, or carry on without a skill.'
         return [_match(library.skills[hit.name], hit.score) for hit in hits]
 
-    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'load'))
+    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.LOAD))
     def load_skill(name: str, arguments: str = '') -> ToolReturn | str:
         """Load a skill: returns its instructions and files; its tools work from your next response.
 
@@ -97,7 +98,7 @@ def build_meta_toolset(
             return unknown_skill_message(library, name)
         return load_reply(library, capability_id, name, with_tools, skill_dir, arguments)
 
-    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'unload'))
+    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.UNLOAD))
     def unload_skill(name: str) -> ToolReturn | str:
         """Unload a skill you no longer need: its tools stop working until it is loaded again.
 
@@ -108,10 +109,10 @@ def build_meta_toolset(
             return unknown_skill_message(library, name)
         return ToolReturn(
             f'Unloaded {name!r}: its tools no longer run (load it again to use them).',
-            metadata=state_change(capability_id, 'unload', name),
+            metadata=state_change(capability_id, Operation.UNLOAD, name),
         )
 
-    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'read'))
+    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.READ))
     def read_skill_resource(name: str, path: str) -> str:
         """Read a file of a loaded skill.
 
@@ -150,7 +151,7 @@ def load_reply(
         return unreadable_message(name, error)
     return ToolReturn(
         _loaded_text(skill, instructions, resources, skill.name in with_tools),
-        metadata=state_change(capability_id, 'load', name),
+        metadata=state_change(capability_id, Operation.LOAD, name),
     )
 
 

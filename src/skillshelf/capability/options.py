@@ -1,23 +1,55 @@
-"""Reading the options of `Skills` that name things: skills and encoders by import path, directories by path.
+"""The options of `Skills`, as the value objects that declare, document and check them, and its Python skills.
 
-Agent specs pass options unvalidated, so each reader names the option in its error.
+`Skills` keeps one flat field per option, as agent specs (YAML/JSON) need, and builds each value object from those
+fields once, at construction: `LibraryOptions` and `SearchOptions` for the library, `CatalogOptions`,
+`ReminderOptions` and `ScriptOptions` for the capability. Every option is declared once, in its value object.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, cast
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar, cast
 
 from .._imports import import_object
 from ..errors import SkillError
-from ..name_filter import name_patterns
-from ..ranking.semantic import Encoder
+from ..library import LibraryOptions
+from ..ranking.ranker import SearchOptions
 from ..skill import Skill
-from .catalog import check_catalog_template
-from .meta_tools import MAX_SEARCH_LIMIT
+from .catalog import CatalogOptions
+from .reminders import ReminderOptions
+from .script_tool import ScriptOptions
 
-__all__ = ('check_options', 'directory_list', 'import_encoder', 'import_skills', 'resolve_skills', 'skill_list')
+__all__ = ('OPTION_GROUPS', 'SkillsOptions', 'import_skills', 'resolve_skills', 'skill_list')
+
+OPTION_GROUPS = (LibraryOptions, SearchOptions, CatalogOptions, ReminderOptions, ScriptOptions)
+"""The value objects whose fields are the options of `Skills`."""
+
+_Options = TypeVar('_Options')
+
+
+@dataclass(frozen=True)
+class SkillsOptions:
+    """Every option of one `Skills`, checked."""
+
+    library: LibraryOptions
+    search: SearchOptions
+    catalog: CatalogOptions
+    reminders: ReminderOptions
+    scripts: ScriptOptions
+
+    @classmethod
+    def of(cls, values: object) -> SkillsOptions:
+        """The options whose values are the attributes of `values` (a `Skills`) named like them.
+
+        Raises:
+            SkillError: an option is not valid (the message names it).
+        """
+        return cls(*(_group(kind, values) for kind in OPTION_GROUPS))  # pyright: ignore[reportArgumentType]
+
+
+def _group(kind: type[_Options], values: object) -> _Options:
+    return kind(**{option.name: getattr(values, option.name) for option in fields(kind) if option.init})  # pyright: ignore[reportArgumentType]
 
 
 def import_skills(path: str) -> list[Skill[Any]]:
@@ -53,47 +85,4 @@ def skill_list(value: object) -> list[Skill[Any] | str]:
         isinstance(item, (str, Skill)) for item in cast('Sequence[Any]', value)
     ):
         return list(cast('Sequence[Skill[Any] | str]', value))
-    raise SkillError(f'the `skills` option of Skills must be skills or import paths (strings), not {value!r}')
-
-
-def directory_list(value: object, option: str) -> list[str | Path]:
-    """A directories option (`directories`, `trusted_directories`) as a list of paths."""
-    if isinstance(value, (str, Path)):
-        return [value]
-    if isinstance(value, (list, tuple)) and all(isinstance(item, (str, Path)) for item in cast('Sequence[Any]', value)):
-        return list(cast('Sequence[str | Path]', value))
-    raise SkillError(f'the `{option}` option of Skills must be a string or a list of strings, not {value!r}')
-
-
-def import_encoder(path: str) -> Encoder:
-    """The `encoder` option's import path, imported (checked for being callable when the library is built)."""
-    return cast('Encoder', import_object(path, 'encoder'))
-
-
-def check_options(options: Any) -> None:
-    """Check the options of a `Skills` (`options`): spec values arrive unvalidated, so a mistake is caught here, at
-    construction, with the option's name.
-
-    Raises:
-        SkillError: an option has the wrong type or is out of range.
-    """
-    for option in ('catalog_budget', 'search_limit', 'reminders'):
-        value = getattr(options, option)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise SkillError(f'the `{option}` option of Skills must be a whole number, not {value!r}')
-    if not 1 <= options.search_limit <= MAX_SEARCH_LIMIT:
-        raise SkillError(f'the `search_limit` option of Skills must be from 1 to {MAX_SEARCH_LIMIT}')
-    for option in ('reminder_threshold', 'search_threshold'):
-        threshold = cast('object', getattr(options, option))
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-            raise SkillError(f'the `{option}` option of Skills must be a number from 0 to 1, not {threshold!r}')
-    for option in ('include', 'exclude'):
-        name_patterns(getattr(options, option), option)
-    for option in ('catalog_header', 'catalog_entry'):
-        value = getattr(options, option)
-        if not isinstance(value, str) and not (value is None and option == 'catalog_header'):
-            raise SkillError(f'the `{option}` option of Skills must be text, not {value!r}')
-    check_catalog_template(options.catalog_entry)
-    for option in ('strict', 'allow_hard_links', 'auto_reload', 'script_approval', 'standard_directories'):
-        if not isinstance(getattr(options, option), bool):
-            raise SkillError(f'the `{option}` option of Skills must be true or false, not {getattr(options, option)!r}')
+    raise SkillError(f'the `skills` option must be skills or import paths (strings), not {value!r}')

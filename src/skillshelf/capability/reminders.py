@@ -10,18 +10,42 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 from .._text import one_line
+from ..errors import SkillError
 from ..library import SkillLibrary
 from .meta_tools import MAX_QUERY_CHARACTERS
 
-__all__ = ('REMINDER_TAG', 'Reminder', 'prompt_to_remind', 'with_reminder')
+__all__ = ('REMINDER_TAG', 'Reminder', 'ReminderOptions', 'prompt_to_remind', 'with_reminder')
 
 REMINDER_TAG = 'skill-reminder'
 """The element the note is wrapped in, so a request is reminded once, and readers can tell it from the user's text."""
 _DESCRIPTION = 100
+
+
+@dataclass(frozen=True)
+class ReminderOptions:
+    """Whether and how new user prompts get a note pointing out matching skills; checked when created.
+
+    Raises:
+        SkillError: an option has the wrong type or is out of range (the message names it).
+    """
+
+    reminders: int = 0
+    """With each new user prompt, point out up to this many matching skills in a short note at the end of that
+    request (never in the instructions, so the prompt cache holds); 0 adds none."""
+    reminder_threshold: float = 0.6
+    """The score (0 to 1, as `search_skills` reports it) a skill needs to be pointed out by a reminder."""
+
+    def __post_init__(self) -> None:
+        count, threshold = cast(object, self.reminders), cast(object, self.reminder_threshold)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise SkillError(f'the `reminders` option must be a whole number, not {count!r}')
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+            raise SkillError(f'the `reminder_threshold` option must be a number from 0 to 1, not {threshold!r}')
 
 
 def prompt_to_remind(messages: Sequence[ModelMessage]) -> tuple[ModelRequest, str] | None:

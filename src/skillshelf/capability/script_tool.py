@@ -7,7 +7,8 @@ The script must be a file beneath the skill folder discovery accepted, read by t
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 from pydantic_ai.toolsets import FunctionToolset
 
@@ -18,9 +19,11 @@ from ..library import SkillLibrary
 from ..scripts.bubblewrap import BubblewrapRunner
 from ..scripts.interpreter import choose_interpreter
 from ..scripts.runner import ScriptRequest, ScriptResult, ScriptRunner
-from .history import meta_tool_tag
 from .meta_tools import unknown_skill_message
+from .operations import Operation, meta_tool_tag
 from .telemetry import record_script_result
+
+__all__ = ('SCRIPT_TOOL_NAME', 'ScriptOptions', 'build_script_toolset', 'report', 'script_runner')
 
 SCRIPT_TOOL_NAME = 'run_skill_script'
 MAX_ARGUMENTS = 100
@@ -30,7 +33,7 @@ def build_script_toolset(library: SkillLibrary, capability_id: str, runner: Scri
     """The toolset holding `run_skill_script`, which runs scripts through `runner`."""
     toolset = FunctionToolset[Any](id=f'{capability_id}.scripts', max_retries=3)
 
-    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, 'run'))
+    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.RUN))
     async def run_skill_script(
         name: str, script: str, args: list[str] | None = None, files: dict[str, str] | None = None
     ) -> str:
@@ -90,6 +93,31 @@ def report(script: str, result: ScriptResult, runner: ScriptRunner) -> str:
     return '\n'.join(lines)
 
 
+@dataclass(frozen=True)
+class ScriptOptions:
+    """Whether the model may run the scripts of loaded skills, where, and with whose approval; checked when created.
+
+    Raises:
+        SkillError: an option has the wrong type, or `scripts=True` where bubblewrap is not installed.
+    """
+
+    scripts: bool | ScriptRunner = False
+    """Let the model run the scripts of loaded skills with `run_skill_script`: `True` runs each in a bubblewrap
+    sandbox (`BubblewrapRunner`); or pass a runner (`LocalRunner()` runs them unsandboxed, for trusted skills only).
+    With scripts on, `${SKILL_DIR}` in a skill's instructions becomes its folder as scripts see it."""
+    script_approval: bool = False
+    """Ask before each script run (pydantic-ai's deferred tool requests: the run ends with `DeferredToolRequests`,
+    or a `HandleDeferredToolCalls` capability decides), unless the loaded skill's `allowed-tools` pre-approves it
+    (`Bash(python scripts/fill.py:*)`; see `capability.approval`)."""
+    runner: ScriptRunner | None = field(default=None, init=False, compare=False)
+    """What runs the scripts: `None` with scripts off."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(cast(object, self.script_approval), bool):
+            raise SkillError(f'the `script_approval` option must be true or false, not {self.script_approval!r}')
+        object.__setattr__(self, 'runner', script_runner(self.scripts))
+
+
 def script_runner(option: object) -> ScriptRunner | None:
     """The runner the `scripts` option of `Skills` asks for: none, the bubblewrap sandbox, or the one given.
 
@@ -102,4 +130,4 @@ def script_runner(option: object) -> ScriptRunner | None:
         return BubblewrapRunner()
     if isinstance(option, ScriptRunner):
         return option
-    raise SkillError(f'the `scripts` option of Skills must be true, false or a script runner, not {option!r}')
+    raise SkillError(f'the `scripts` option must be true, false or a script runner, not {option!r}')

@@ -10,7 +10,7 @@ instrumentation includes content (`InstrumentationSettings(include_content=...)`
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from opentelemetry.trace import NoOpTracer, Span, get_current_span
 from opentelemetry.util.types import AttributeValue
@@ -18,24 +18,27 @@ from pydantic_ai import RunContext
 
 from ..scripts.runner import ScriptResult
 from .meta_tools import SkillMatch
+from .operations import Operation
 from .reminders import Reminder
 
-__all__ = ('SPAN_NAMES', 'record_script_result', 'traced_meta_call')
+__all__ = ('SPAN_NAMES', 'Traced', 'record_script_result', 'traced_meta_call')
 
-SPAN_NAMES = {
-    'search': 'skillshelf.search',
-    'load': 'skillshelf.load',
-    'unload': 'skillshelf.unload',
-    'read': 'skillshelf.read_resource',
-    'run': 'skillshelf.run_script',
+Traced = Operation | Literal['remind']
+"""What a span is of: a meta-tool operation, or a reminder's search."""
+SPAN_NAMES: dict[Traced, str] = {
+    Operation.SEARCH: 'skillshelf.search',
+    Operation.LOAD: 'skillshelf.load',
+    Operation.UNLOAD: 'skillshelf.unload',
+    Operation.READ: 'skillshelf.read_resource',
+    Operation.RUN: 'skillshelf.run_script',
     'remind': 'skillshelf.reminder',
 }
-"""The span of each meta-tool operation (the `meta` tag of its tool), and of a reminder's search."""
+"""The span of each meta-tool operation, and of a reminder's search."""
 
 
 async def traced_meta_call(
     ctx: RunContext[Any],
-    operation: str,
+    operation: Traced,
     args: dict[str, Any],
     loaded: Sequence[str],
     call: Callable[[], Awaitable[Any]],
@@ -46,21 +49,25 @@ async def traced_meta_call(
     """
     if isinstance(ctx.tracer, NoOpTracer):
         return await call()
-    span_name = SPAN_NAMES.get(operation, f'skillshelf.{operation}')
+    span_name = SPAN_NAMES[operation]
     attributes: dict[str, AttributeValue] = {'logfire.msg': span_name}
     if isinstance(name := args.get('name'), str):
         attributes['skillshelf.skill'] = name
         attributes['logfire.msg'] = f'{span_name} {name}'
-    if operation in ('search', 'remind') and ctx.trace_include_content and isinstance(query := args.get('query'), str):
+    if (
+        operation in (Operation.SEARCH, 'remind')
+        and ctx.trace_include_content
+        and isinstance(query := args.get('query'), str)
+    ):
         attributes['skillshelf.query'] = query
     if isinstance(invoked_by := args.get('invoked_by'), str):  # a user's `/name`, outside any tool call
         attributes['skillshelf.invoked_by'] = invoked_by
-    if operation == 'run' and isinstance(script := args.get('script'), str):
+    if operation is Operation.RUN and isinstance(script := args.get('script'), str):
         attributes['skillshelf.script'] = script
     with ctx.tracer.start_as_current_span(span_name, attributes=attributes) as span:
         result = await call()
         if span.is_recording():
-            if operation == 'search':
+            if operation is Operation.SEARCH:
                 _record_matches(span, result)
             if operation == 'remind':
                 span.set_attribute('skillshelf.reminded', result.skills if isinstance(result, Reminder) else [])

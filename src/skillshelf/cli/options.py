@@ -15,8 +15,8 @@ from ..capability.catalog import DEFAULT_CATALOG_BUDGET
 from ..capability.options import import_skills
 from ..capability.skills import RESERVED_TOOL_NAMES, Skills
 from ..errors import SkillError, SkillWarning
-from ..library import SkillLibrary
-from ..ranking.ranker import SearchMode
+from ..library import LibraryOptions, SkillLibrary
+from ..ranking.ranker import SearchMode, SearchOptions
 from ..skill import Skill
 from ..sources.base import SkillSource
 from .render import fail
@@ -75,13 +75,12 @@ def build_library(
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', SkillWarning)
         try:
-            return SkillLibrary.build(
-                skills,
-                list(directories or ()) if registry is not None else directories_or_default(directories),
+            options = LibraryOptions(
+                directories=list(directories or ()) if registry is not None else directories_or_default(directories),
                 sources=[registry] if registry is not None else [],
-                reserved_tool_names=RESERVED_TOOL_NAMES,
-                search=_mode(hybrid),
             )
+            search = SearchOptions(search=_mode(hybrid))
+            return SkillLibrary.build(skills, options, search, reserved_tool_names=RESERVED_TOOL_NAMES)
         except SkillError as error:
             fail(str(error))
 

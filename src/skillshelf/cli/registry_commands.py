@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..discovery import discover
 from ..errors import SkillError, SkillWarning
+from ..sources.directory import discover
 from .render import err, fail, out, print_skipped
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..discovery import SkippedSkill
+from ..sources.base import SkippedSkill
 from .probe import Size
 
 

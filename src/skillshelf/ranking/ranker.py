@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, cast
 
+from .._imports import import_object
 from ..errors import SkillError
 from .cache import LibraryCache, load_index, save_index
 from .embeddings import Embeddings
@@ -22,10 +23,11 @@ from .hybrid import (
     document_text,
     indexed_words,
 )
-from .lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
+from .lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SearchHit, SkillIndex
 from .semantic import Encoder, check_available, shared_encoder
 
 __all__ = (
+    'MAX_SEARCH_LIMIT',
     'SEARCH_MODES',
     'Ranker',
     'RankerFactory',
@@ -39,6 +41,8 @@ __all__ = (
 SearchMode = Literal['lexical', 'hybrid']
 """How `search_skills` ranks: BM25 alone, or BM25 added to embedding similarity."""
 SEARCH_MODES: tuple[SearchMode, ...] = ('lexical', 'hybrid')
+MAX_SEARCH_LIMIT = 20
+"""The most results one search returns."""
 
 
 class Ranker(Protocol):
@@ -62,34 +66,50 @@ refresh that changed the skills."""
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """How a library ranks skills; checked when created, so a mistake fails at construction, not at a search.
+    """How a library's skills are searched; checked when created, so a mistake fails at construction, not at a search.
 
     Raises:
-        SkillError: an unknown `mode`, an `encoder` or `ranker` that is not callable, a `lexical_weight` outside
-            [0, 1], or a `ranker` with hybrid search.
+        SkillError: an option has the wrong type or is out of range (the message names it), an import path cannot
+            be imported, or a `ranker` comes with hybrid search.
         SemanticUnavailableError: hybrid search without an `encoder`, and the `[semantic]` extra is not installed.
     """
 
-    mode: SearchMode = 'lexical'
-    """`'lexical'` or `'hybrid'`; an `encoder` implies `'hybrid'`."""
-    encoder: Encoder | None = None
-    """Hybrid search's embedding model; `None` means the `[semantic]` extra's all-MiniLM-L6-v2, loaded at the first search."""
+    search: SearchMode = 'lexical'
+    """How `search_skills` ranks: `'lexical'` (BM25) or `'hybrid'` (BM25 plus embeddings, see `encoder`); an
+    `encoder` implies `'hybrid'`."""
+    encoder: Encoder | str | None = None
+    """Hybrid search's embedding model (texts → L2-normalised rows), or its import path; default: the `[semantic]`
+    extra's all-MiniLM-L6-v2, loaded at the first search."""
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     """Hybrid only: the lexical score's share (0–1) for a short skill; the embedding similarity gets the rest, less
-    for a longer skill (see `hybrid.SHORT_TEXT_WORDS`)."""
-    ranker: RankerFactory | None = None
-    """Your own ranking instead of the built-in ones."""
+    for a longer skill, whose embedding tells only what its start says (see `hybrid.SHORT_TEXT_WORDS`)."""
+    ranker: RankerFactory | str | None = None
+    """Your own ranking instead of `search`'s: a callable (a class will do) building a `Ranker` from the library's
+    `SearchDocument`s, or its import path."""
+    search_limit: int = 5
+    """Default number of `search_skills` results (at most `MAX_SEARCH_LIMIT`)."""
+    search_threshold: float = DEFAULT_THRESHOLD
+    """The score (0 to 1) a skill needs to be a `search_skills` result: higher finds fewer near-misses, and nothing
+    more often."""
 
     def __post_init__(self) -> None:
         # The values come from users and agent specs: check them whatever their declared types say.
-        mode, encoder, weight = cast(object, self.mode), cast(object, self.encoder), cast(object, self.lexical_weight)
+        if isinstance(self.encoder, str):
+            object.__setattr__(self, 'encoder', import_object(self.encoder, 'encoder'))
+        if isinstance(self.ranker, str):
+            object.__setattr__(self, 'ranker', import_object(self.ranker, 'ranker'))
+        mode, encoder = cast(object, self.search), cast(object, self.encoder)
         if mode not in SEARCH_MODES:
-            raise SkillError(f"the search option must be 'lexical' or 'hybrid', not {mode!r}")
+            raise SkillError(f"the `search` option must be 'lexical' or 'hybrid', not {mode!r}")
         if encoder is not None and not callable(encoder):
             raise SkillError(f'the encoder must be a callable from texts to embedding rows, not {encoder!r}')
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
-            raise SkillError(f'lexical_weight must be a number from 0 to 1, not {weight!r}')
-        object.__setattr__(self, 'lexical_weight', float(weight))
+        object.__setattr__(self, 'lexical_weight', _fraction(self.lexical_weight, 'lexical_weight'))
+        object.__setattr__(self, 'search_threshold', _fraction(self.search_threshold, 'search_threshold'))
+        limit = cast(object, self.search_limit)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise SkillError(
+                f'the `search_limit` option must be a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r}'
+            )
         if self.ranker is not None and not callable(cast(object, self.ranker)):
             raise SkillError(
                 'the ranker must be a callable that builds a Ranker from the documents (a class will do), '
@@ -98,9 +118,15 @@ class SearchOptions:
         if self.ranker is not None and (encoder is not None or mode == 'hybrid'):
             raise SkillError("a custom ranker replaces the built-in search: leave out `search='hybrid'` and `encoder`")
         if encoder is not None:
-            object.__setattr__(self, 'mode', 'hybrid')
+            object.__setattr__(self, 'search', 'hybrid')
         elif mode == 'hybrid':
             check_available()
+
+
+def _fraction(value: object, option: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise SkillError(f'the `{option}` option must be a number from 0 to 1, not {value!r}')
+    return float(value)
 
 
 def lexical_index(
@@ -139,9 +165,9 @@ def build_ranker(
             model is neither cached nor downloadable.
         SkillError: the encoder returned something other than one row per text (its own errors pass through).
     """
-    if options.mode == 'lexical':
+    if options.search == 'lexical':
         return lexical
-    encoder = shared_encoder() if options.encoder is None else options.encoder
+    encoder = shared_encoder() if options.encoder is None else cast(Encoder, options.encoder)
     file = None if cache is None else cache.vectors_file(encoder)
     body_chars = lexical.config.body_limit(len(headlines))
     bodies = read_bodies(max(body_chars, EMBEDDED_BODY_CHARS))

@@ -6,8 +6,19 @@ nothing beyond skillshelf; `skillshelf.sources.registry` (a SQL registry) needs 
 
 from __future__ import annotations
 
-from .base import SkillSource, SourceSkills
+from .base import SkillSource, SkippedSkill, SourceSkills
+from .commands import CommandDirectorySource
+from .directory import DirectorySource
 from .git import GitSource
 from .packages import EntryPointSource, PackageSource
 
-__all__ = ('EntryPointSource', 'GitSource', 'PackageSource', 'SkillSource', 'SourceSkills')
+__all__ = (
+    'CommandDirectorySource',
+    'DirectorySource',
+    'EntryPointSource',
+    'GitSource',
+    'PackageSource',
+    'SkillSource',
+    'SkippedSkill',
+    'SourceSkills',
+)

@@ -7,10 +7,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..discovery import SkippedSkill
 from ..skill import Skill
 
-__all__ = ('SkillSource', 'SourceSkills', 'skipped')
+__all__ = ('SkillSource', 'SkippedSkill', 'SourceSkills', 'reports_version', 'skipped')
+
+
+@dataclass(frozen=True)
+class SkippedSkill:
+    """An entry of a source that could not be used as a skill, and why."""
+
+    path: Path
+    """The `SKILL.md`, folder or file at fault (or the source's name for it)."""
+    problem: str
+    """What is wrong with it."""
 
 
 @dataclass
@@ -21,6 +30,9 @@ class SourceSkills:
     """The usable skills, in the order the catalog lists them (earlier ones win name clashes)."""
     skipped: list[SkippedSkill] = field(default_factory=list[SkippedSkill])
     """Entries that are not skills, each with where it is and why; the library warns about each."""
+    version: Hashable = None
+    """The source's `version()` as the read began, for a source that reports it (`reports_version`), so the library
+    need not ask for it separately: a directory's listing, taken before any file is read."""
 
 
 @runtime_checkable
@@ -43,8 +55,15 @@ class SkillSource(Protocol):
 
     def version(self) -> Hashable:
         """A cheap token that changes whenever `read_skills` would return other skills (`None` if it never changes);
-        checked at the start of every run, so a new value makes the library read the source again."""
+        checked at the start of every run, so a new value makes the library read the source again. The library asks
+        for it before each read, so a change during the read is seen at the next check; a source whose read reports
+        it itself (`reports_version = True`, `SourceSkills.version`) is not asked then."""
         ...
+
+
+def reports_version(source: SkillSource) -> bool:
+    """Whether `source`'s reads carry the version they began at (`SourceSkills.version`)."""
+    return getattr(source, 'reports_version', False) is True
 
 
 def skipped(origin: str, problem: str) -> SkippedSkill:

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..content import safe_relative_path
-from ..discovery import discover
 from ..errors import ResourceError, SkillError
 from ..ranking.cache import cache_directory
 from .base import SourceSkills
+from .directory import discover
 
 __all__ = ('GIT_TIMEOUT', 'GitSource')
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..content.base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES
 from ..content.folder import MAX_RESOURCE_DEPTH, MAX_SCANNED_ENTRIES
-from ..discovery import DOCUMENTS, SKILL_LIKE_FILES, discover
 from ..errors import SkillError, SkillFormatError
 from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE
 from ..skill import Skill
 from .base import SkillSource, SourceSkills, skipped
+from .directory import DOCUMENTS, SKILL_LIKE_FILES, discover
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11

@@ -45,7 +45,7 @@ def resolve_sources(value: object) -> list[SkillSource]:
             sources.append(item)
         else:
             raise SkillError(
-                f'the `sources` option of Skills takes skill sources, import paths or short forms such as '
+                f'the `sources` option takes skill sources, import paths or short forms such as '
                 f'{{"git": url, "ref": "main"}}, not {item!r}'
             )
     return sources
@@ -63,14 +63,13 @@ def _short_form(spec: Mapping[object, object]) -> SkillSource:
     kinds = [key for key in spec if key in _FORMS]
     if len(kinds) != 1 or not all(isinstance(value, str) for value in spec.values()):
         raise SkillError(
-            f'the `sources` option of Skills: {dict(spec)!r} must have exactly one of {", ".join(_FORMS)} '
-            'and string values'
+            f'the `sources` option: {dict(spec)!r} must have exactly one of {", ".join(_FORMS)} and string values'
         )
     kind = cast(str, kinds[0])
     options = cast('dict[str, str]', {key: value for key, value in spec.items() if key != kind})
     if unknown := sorted(set(options) - set(_FORMS[kind])):
         allowed = ', '.join(_FORMS[kind]) or 'nothing else'
-        raise SkillError(f'the `sources` option of Skills: a {kind!r} source takes {allowed}, not {", ".join(unknown)}')
+        raise SkillError(f'the `sources` option: a {kind!r} source takes {allowed}, not {", ".join(unknown)}')
     main = cast(str, spec[kind])
     if kind == 'package':
         return PackageSource(main, **options)

@@ -1,4 +1,4 @@
-"""Finding `SKILL.md` skill folders in library directories."""
+"""`DirectorySource`: a library directory, one skill folder or a folder of skill folders, read by `discover`."""
 
 from __future__ import annotations
 
@@ -10,25 +10,16 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from .content.folder import hold_skill_folder
+from ..content.folder import hold_skill_folder
+from ..errors import ResourceError, SkillError, SkillFormatError, SkillWarning
+from ..markdown.frontmatter import SKILL_FILE, SkillFile, read_frontmatter
+from ..skill import Skill
+from .base import SkippedSkill, SourceSkills
 from .declared_tools import add_declared_tools, untrusted_note
-from .errors import ResourceError, SkillError, SkillFormatError, SkillWarning
-from .markdown.frontmatter import SKILL_FILE, SkillFile, read_frontmatter
-from .skill import Skill
 
-__all__ = ('Discovery', 'Fingerprint', 'SkippedSkill', 'discover', 'fingerprint')
-
-
-@dataclass(frozen=True)
-class SkippedSkill:
-    """A library entry that could not be used as a skill, and why."""
-
-    path: Path
-    """The `SKILL.md`, folder or file at fault."""
-    problem: str
-    """What is wrong with it."""
+__all__ = ('DirectorySource', 'Discovery', 'Fingerprint', 'discover', 'fingerprint')
 
 
 Fingerprint = tuple[object, ...]
@@ -57,6 +48,37 @@ DOCUMENTS = re.compile(
 )
 """Markdown files a library directory may hold beside its skill folders without a warning, matched at the start
 of the name: a repository's documents (`README.md`, `README-zh.md`, `LICENSE.md`, `AGENTS.md`, ...)."""
+
+
+@dataclass(frozen=True)
+class DirectorySource:
+    """A library directory as a source: itself a skill folder if it holds a `SKILL.md`, else a folder of skill folders.
+
+    Unlike other sources, reading it never raises: every entry is a skill or a reported skip, and a problem with
+    the directory itself (missing, not a directory, unreadable) is a skip too, so a broken folder never hides the
+    others. Its version is the listing `fingerprint`, which its reads report (see `SourceSkills.version`).
+    """
+
+    path: Path
+    """The directory, absolute."""
+    trusted: bool = False
+    """Import the Python tools its skills declare (`python-tools:`); importing runs code from the folder."""
+    allow_hard_links: bool = False
+    """The read policy of its skill folders: serve files with other hard links."""
+    optional: bool = False
+    """A usual location (`.claude/skills`, ...): while it does not exist it holds nothing and nothing is reported."""
+    reports_version: ClassVar[bool] = True
+
+    def version(self) -> Fingerprint:
+        """The directory's listing (see `fingerprint`): one `stat` per entry, no file read."""
+        return fingerprint([self.path])
+
+    def read_skills(self) -> SourceSkills:
+        """The directory's skills (see `discover`), with the listing it began from as their version."""
+        if self.optional and not os.path.lexists(self.path):
+            return SourceSkills(version=self.version())
+        found = discover(self.path, allow_hard_links=self.allow_hard_links, trusted=self.trusted)
+        return SourceSkills(found.skills, found.skipped, found.fingerprint)
 
 
 def discover(directory: Path, *, allow_hard_links: bool = False, trusted: bool = False) -> Discovery:

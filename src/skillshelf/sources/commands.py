@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import yaml
 
-from ._text import one_line
-from .content import TextContent
-from .discovery import Discovery, Fingerprint, SkippedSkill
-from .errors import SkillFormatError
-from .files import (
+from .._text import one_line
+from ..content import TextContent
+from ..errors import SkillFormatError
+from ..files import (
     FolderChangedError,
     HardLinkedFileError,
     HeldFolder,
@@ -31,18 +31,20 @@ from .files import (
     hold_folder,
     read_beneath,
 )
-from .markdown import guarded_yaml
-from .markdown.bounded_read import MAX_SKILL_FILE_BYTES
-from .markdown.frontmatter import (
+from ..markdown import guarded_yaml
+from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES
+from ..markdown.frontmatter import (
     MAX_DESCRIPTION_LENGTH,
     name_problem,
     split_frontmatter,
     starts_with_frontmatter,
     unencodable_problem,
 )
-from .skill import Skill
+from ..skill import Skill
+from .base import SkippedSkill, SourceSkills
+from .directory import Discovery, Fingerprint
 
-__all__ = ('COMMAND_SUFFIX', 'MAX_COMMAND_DEPTH', 'commands_fingerprint', 'discover_commands')
+__all__ = ('COMMAND_SUFFIX', 'MAX_COMMAND_DEPTH', 'CommandDirectorySource', 'commands_fingerprint', 'discover_commands')
 
 COMMAND_SUFFIX = '.md'
 MAX_COMMAND_DEPTH = 3
@@ -50,6 +52,30 @@ MAX_COMMAND_DEPTH = 3
 
 _FLOW_HINT = re.compile(r'^(argument-hint:[ \t]*)(\[.*)$', re.MULTILINE)
 """Claude Code's unquoted `argument-hint: [pr-number] [priority]`, which is not YAML: retried quoted."""
+
+
+@dataclass(frozen=True)
+class CommandDirectorySource:
+    """A directory of Claude Code command files as a source; like a `DirectorySource`, reading it never raises."""
+
+    path: Path
+    """The directory, absolute."""
+    allow_hard_links: bool = False
+    """The read policy of the directory: serve command files with other hard links."""
+    optional: bool = False
+    """A usual location (`.claude/commands`): while it does not exist it holds nothing and nothing is reported."""
+    reports_version: ClassVar[bool] = True
+
+    def version(self) -> Fingerprint:
+        """The directory's listing (see `commands_fingerprint`)."""
+        return commands_fingerprint(self.path)
+
+    def read_skills(self) -> SourceSkills:
+        """The directory's commands (see `discover_commands`), with the listing it began from as their version."""
+        if self.optional and not os.path.lexists(self.path):
+            return SourceSkills(version=self.version())
+        found = discover_commands(self.path, allow_hard_links=self.allow_hard_links)
+        return SourceSkills(found.skills, found.skipped, found.fingerprint)
 
 
 def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Discovery:

@@ -13,9 +13,9 @@ from typing import Any, cast
 from pydantic_ai.tools import ToolFuncEither
 from pydantic_ai.toolsets import FunctionToolset
 
-from ._imports import import_object
-from .errors import SkillError
-from .skill import Skill
+from .._imports import import_object
+from ..errors import SkillError
+from ..skill import Skill
 
 __all__ = ('add_declared_tools', 'untrusted_note')
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, cast
 
-from .errors import SkillError
+from ..errors import SkillError
 
-__all__ = ('NameFilter', 'merged_include', 'name_patterns')
+__all__ = ('NameFilter', 'name_patterns')
 
 _WILDCARDS = frozenset('*?[')
 
@@ -27,12 +27,6 @@ def name_patterns(value: object, option: str) -> tuple[str, ...]:
         if all(isinstance(pattern, str) and pattern.strip() for pattern in patterns):
             return tuple(pattern.strip() for pattern in patterns)
     raise SkillError(f'the `{option}` option must be a skill name or glob (`pdf-*`), or a list of them, not {value!r}')
-
-
-def merged_include(values: Sequence[object]) -> list[str]:
-    """The `include` of several combined `Skills`: all their patterns, or none (every skill) if one has none."""
-    patterns = [name_patterns(value, 'include') for value in values]
-    return [pattern for part in patterns for pattern in part] if all(patterns) else []
 
 
 @dataclass(frozen=True)

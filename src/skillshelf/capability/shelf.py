@@ -1,0 +1,125 @@
+"""`Shelf`: what every run of one `Skills` shares, built once at construction.
+
+The library, its catalog (rendered again when a library check finds changed skills) and the toolset: the
+meta-tools, `run_skill_script` and every skill's tools, in one toolset that exists from construction on (durable
+engines need toolsets that exist when the agent is built, with stable ids).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.tools import AgentDepsT
+from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
+
+from ..library import SkillLibrary
+from ..library.collection import check_tool_names
+from ..skill import Skill
+from .catalog import CatalogEntry, text_fields
+from .lazy_toolset import LazyToolset
+from .meta_tools import META_TOOL_NAMES, build_meta_toolset
+from .operations import skill_tool_tag
+from .options import SkillsOptions
+from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset
+
+__all__ = ('NAME_CHOICES_LIMIT', 'RESERVED_TOOL_NAMES', 'Shelf')
+
+NAME_CHOICES_LIMIT = 30
+"""Libraries of at most this many skills list the valid names in `load_skill`'s schema (an enum)."""
+RESERVED_TOOL_NAMES = (*META_TOOL_NAMES, SCRIPT_TOOL_NAME)
+"""Tool names no skill may use: the meta-tools, and `run_skill_script` whether or not scripts are enabled."""
+
+
+@dataclass
+class Shelf:
+    """The library of one `Skills`, with its catalog and toolset; shared by every run's clone."""
+
+    library: SkillLibrary
+    """Every skill available to the model."""
+    options: SkillsOptions
+    """The capability's options, checked."""
+    capability_id: str
+    """The id the tools and history records are tagged with."""
+    toolset: AbstractToolset[Any] = field(init=False)
+    """The meta-tools and every skill's tools; `prepare_tools` hides the tools of unloaded skills."""
+    with_tools: set[str] = field(init=False)
+    """The skills whose toolsets are registered: only theirs are announced on load."""
+    catalog: str = field(init=False, default='')
+    """The catalog in the instructions: identical on every request until the library changes."""
+    name_choices: list[str] | None = field(init=False, default=None)
+    """The names `load_skill` accepts, listed in its schema for a small library so a model cannot misspell one."""
+    _catalog_of: dict[str, Skill[Any]] | None = field(init=False, default=None)
+    """The library's skills the catalog was rendered from; a check that found changes replaces them."""
+    _tool_count: int = field(init=False, default=0)
+
+    @classmethod
+    def build(cls, skills: Sequence[Skill[AgentDepsT]], options: SkillsOptions, capability_id: str) -> Shelf:
+        """The shelf of `skills` and the library `options` describe.
+
+        Raises:
+            SkillError: the library cannot be built (see `SkillLibrary.build`).
+        """
+        library = SkillLibrary.build(skills, options.library, options.search, reserved_tool_names=RESERVED_TOOL_NAMES)
+        return cls(library, options, capability_id)
+
+    def __post_init__(self) -> None:
+        # Every Python skill's toolset is registered, even an empty one, so a tool added to a skill after this
+        # point is callable once the skill is loaded (its name is checked for clashes at the next run).
+        with_tools = [skill for skill in self.library.skills.values() if skill.origin is None or skill.tool_names]
+        self._tool_count = _count_tools(with_tools)
+        self.with_tools = {skill.name for skill in with_tools}
+        runner = self.options.scripts.runner
+        self.toolset = CombinedToolset[Any](
+            [
+                build_meta_toolset(
+                    self.library,
+                    self.capability_id,
+                    self.options.search.search_limit,
+                    self.with_tools,
+                    self.skill_dir,
+                    threshold=self.options.search.search_threshold,
+                ),
+                *([build_script_toolset(self.library, self.capability_id, runner)] if runner is not None else []),
+                *(_skill_toolset(skill, self.capability_id) for skill in with_tools),
+            ]
+        )
+        self.sync()
+
+    @property
+    def skill_dir(self) -> Callable[[Path], str] | None:
+        """With scripts on, how `${SKILL_DIR}` is expanded: the folder as the runner shows it to scripts."""
+        runner = self.options.scripts.runner
+        return runner.skill_dir if runner is not None else None
+
+    def sync(self) -> None:
+        """Catch up with a library check (this run's or a concurrent run's) that replaced the skills: render the
+        catalog again and check the tools added to Python skills since. Done without an await, so concurrent runs
+        never see a half-updated catalog.
+
+        Raises:
+            SkillConflictError: a tool added to a Python skill clashes with another tool.
+        """
+        if self.library.skills is not self._catalog_of:
+            self._catalog_of = self.library.skills
+            loadable = [skill for skill in self.library.skills.values() if skill.model_invocable]
+            entries = [CatalogEntry(skill.name, skill.description, text_fields(skill.metadata)) for skill in loadable]
+            self.catalog = self.options.catalog.render(entries)
+            self.name_choices = [skill.name for skill in loadable] if len(loadable) <= NAME_CHOICES_LIMIT else None
+        count = _count_tools(self.library.skills.values())
+        if count != self._tool_count:
+            check_tool_names(self.library.skills.values(), set(RESERVED_TOOL_NAMES))
+            self._tool_count = count
+
+
+def _skill_toolset(skill: Skill[AgentDepsT], capability_id: str) -> AbstractToolset[AgentDepsT]:
+    """A skill's tools, tagged with it; a toolset that lists its tools only when it runs (an MCP server, say) is
+    started only in runs that load the skill."""
+    tagged = skill.toolset.with_metadata(**skill_tool_tag(capability_id, skill.name))
+    return tagged if skill.tools_known else LazyToolset(tagged, capability_id, skill.name)
+
+
+def _count_tools(skills: Iterable[Skill[Any]]) -> int:
+    return sum(len(skill.tool_names) for skill in skills)

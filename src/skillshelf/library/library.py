@@ -1,0 +1,208 @@
+"""`SkillLibrary`: every skill an agent can load, checked for conflicts, kept up to date and searchable."""
+
+from __future__ import annotations
+
+import difflib
+import threading
+import warnings
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SkillError, SkillWarning
+from ..markdown.frontmatter import SKILL_FILE
+from ..ranking.lexical import DEFAULT_THRESHOLD, SearchHit
+from ..ranking.ranker import SearchMode, SearchOptions
+from ..skill import Skill
+from ..sources.base import SkippedSkill
+from .collection import Collection, Intake
+from .index import SearchIndex
+from .options import LibraryOptions
+
+__all__ = ('SkillLibrary',)
+
+
+@dataclass
+class SkillLibrary:
+    """Skills by name, in catalog order: Python skills first, then each source's skills (directories first).
+
+    Build one with [`SkillLibrary.build`][skillshelf.SkillLibrary.build].
+    """
+
+    skills: dict[str, Skill[Any]]
+    """Every usable skill, keyed by name."""
+    skipped: list[SkippedSkill] = field(default_factory=list[SkippedSkill])
+    """Entries that were not used, with the reason (broken, shadowed, missing directory)."""
+    removed: dict[str, str] = field(default_factory=dict[str, str])
+    """Skills that disappeared since construction (folder deleted, moved or broken), with the reason."""
+    _intake: Intake = field(default_factory=Intake, init=False, repr=False)
+    _versions: tuple[Hashable, ...] | None = field(default=None, init=False, repr=False)
+    """Each source's version when it was last read; `None` for a library that reads no source."""
+    _auto_reload: bool = field(default=True, init=False, repr=False)
+    _search_index: SearchIndex = field(default_factory=lambda: SearchIndex(SearchOptions()), init=False, repr=False)
+    _refresh_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._search_index.use(self.skills, None)
+
+    @classmethod
+    def build(
+        cls,
+        skills: Sequence[Skill[Any]] = (),
+        options: LibraryOptions | None = None,
+        search: SearchOptions | None = None,
+        *,
+        reserved_tool_names: Iterable[str] = (),
+    ) -> SkillLibrary:
+        """Collect Python `skills`, then the skills of every directory and source `options` names (see
+        [`LibraryOptions`][skillshelf.LibraryOptions]), searched as `search` says (see
+        [`SearchOptions`][skillshelf.SearchOptions]).
+
+        The first skill of a name wins (see `collection`); every entry that is not used is kept in `skipped` and
+        emitted as a [`SkillWarning`][skillshelf.SkillWarning], or raised with `strict`.
+
+        Raises:
+            SkillConflictError: two Python skills share a name (or names that look alike), a Python skill and another
+                skill do, or two skills (or a skill and one of `reserved_tool_names`) expose the same tool name.
+            SkillError: with `strict`, any skipped entry; a source that cannot be read; a named directory that does
+                not exist.
+        """
+        options = options or LibraryOptions()
+        sources = options.read_sources()
+        intake = Intake(tuple(skills), tuple(sources), options.selection, frozenset(reserved_tool_names))
+        read = intake.collect()
+        library = cls(read.skills, read.skipped)
+        library._intake, library._auto_reload = intake, options.auto_reload
+        library._versions = read.versions if sources else None
+        library._search_index = SearchIndex(search or SearchOptions())
+        library._search_index.use(read.skills, library._versions)
+        for name in options.selection.unmatched(library.skills):
+            warnings.warn(SkillWarning(f'`include` names {name!r}, but the library has no such skill'), stacklevel=2)
+        for problem in library.skipped:
+            if options.strict:
+                raise SkillError(f'{problem.path}: {problem.problem}')
+            warnings.warn(SkillWarning(f'skipped {problem.path}: {problem.problem}'), stacklevel=2)
+        return library
+
+    @property
+    def watches_files(self) -> bool:
+        """Whether `refresh` has anything to check at the start of each run: sources, with `auto_reload`."""
+        return self._auto_reload and bool(self._intake.sources)
+
+    def refresh(self) -> bool:
+        """Read the sources again if one changed since they were last read (a directory: a skill folder added,
+        removed or renamed, a `SKILL.md` edited; checked with a few `stat` calls per skill, no reads).
+
+        Python skills stay as they are. This never raises: an entry that is now broken is skipped with a
+        [`SkillWarning`][skillshelf.SkillWarning] (even with `strict`, which applies at construction), a skill that
+        disappeared is listed in `removed`, and a source that cannot be read keeps the previous skills, with a
+        warning.
+
+        Returns:
+            Whether the skills (names, descriptions or origins) changed.
+
+        Safe to call from several threads at once (runs check the library in worker threads): one check reads
+        at a time, and a search index being built meanwhile is dropped once the new skills are in place.
+        """
+        with self._refresh_lock:
+            if self._versions is None or not self._intake.changed(self._versions):
+                return False
+            try:
+                fresh = self._intake.collect()
+            except SkillError as error:
+                self._versions = tuple(_current_versions(self._intake))
+                warnings.warn(
+                    SkillWarning(f'the skill directories or sources changed but were not read again: {error}'),
+                    stacklevel=2,
+                )
+                return False
+            return self._take(fresh)
+
+    def _take(self, fresh: Collection) -> bool:
+        known = {(problem.path, problem.problem) for problem in self.skipped}
+        for problem in fresh.skipped:
+            if (problem.path, problem.problem) not in known:
+                warnings.warn(SkillWarning(f'skipped {problem.path}: {problem.problem}'), stacklevel=3)
+        changed = _summary(fresh.skills) != _summary(self.skills)
+        gone = sorted(self.skills.keys() - fresh.skills.keys())
+        removed = {**self.removed, **dict.fromkeys(gone, 'its folder was deleted or moved')}
+        for problem in fresh.skipped:
+            name = _folder_name(problem.path)
+            if name in removed:
+                removed[name] = f'its SKILL.md is now skipped ({problem.problem})'
+        self.removed = {name: reason for name, reason in removed.items() if name not in fresh.skills}
+        self._search_index.use(
+            fresh.skills, fresh.versions
+        )  # after any index build in progress, which read the old skills
+        self.skills, self.skipped, self._versions = fresh.skills, fresh.skipped, fresh.versions
+        return changed
+
+    def get(self, name: str) -> Skill[Any] | None:
+        """The skill called `name`, or `None`."""
+        return self.skills.get(name)
+
+    def closest_names(self, name: str, limit: int = 3) -> list[str]:
+        """Names that look like `name`, for "did you mean" hints."""
+        return difflib.get_close_matches(name.strip().lower(), list(self.skills), n=limit, cutoff=0.6)
+
+    @property
+    def search_options(self) -> SearchOptions:
+        """How the library is searched."""
+        return self._search_index.options
+
+    @property
+    def search_mode(self) -> SearchMode:
+        """How `search` ranks: `'lexical'` or `'hybrid'`."""
+        return self._search_index.options.search
+
+    def search(self, query: str, limit: int, threshold: float = DEFAULT_THRESHOLD) -> list[SearchHit]:
+        """Rank the skills for `query`, leaving out those scoring below `threshold` (from 0 to 1); the index over the
+        skills (bodies included) is built on first use.
+
+        With hybrid search the first call also embeds the skills (and loads the default model, once per process).
+        A failing encoder or custom ranker makes that search rank lexically, with a `SkillWarning`.
+        """
+        return self._search_index.search(query, limit, threshold)
+
+    def prepare_search(self) -> None:
+        """Build the search index now rather than at the first search: read and index the start of every skill's
+        body and, with hybrid search, embed every skill.
+
+        A library of 200 or more folder skills also saves the result in the on-disk cache, so calling this
+        in a build or deploy step makes the first search of later processes fast too. It blocks; from async
+        code, run it in a thread (`await asyncio.to_thread(library.prepare_search)`). A `refresh` that finds
+        changed skills drops the index, and the next search builds it again.
+
+        Raises:
+            SkillError: the hybrid encoder returned something other than one row per text. Any error of the
+                encoder itself is raised as it is (a search would instead rank lexically and warn).
+        """
+        self._search_index.prepare()
+
+    def index_cache_path(self) -> Path | None:
+        """The file this library's search index is cached in, or `None` when it is not cached (caching is off, or
+        the library has fewer than `CACHE_MIN_SKILLS` folder skills). The file exists once the index is built."""
+        return self._search_index.cache_path()
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+
+def _current_versions(intake: Intake) -> list[Hashable]:
+    """Each source's version now, for a source that changed but could not be read (so it is not read every run)."""
+    versions: list[Hashable] = []
+    for source in intake.sources:
+        try:
+            versions.append(source.version())
+        except Exception:
+            versions.append(None)
+    return versions
+
+
+def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, str | None]]:
+    return [(name, skill.description, skill.origin) for name, skill in skills.items()]
+
+
+def _folder_name(path: Path) -> str:
+    return path.parent.name if path.name == SKILL_FILE else path.name
