@@ -7,7 +7,7 @@ whole runs or by jieba word segmentation, no body, no "When to use" sections as 
 no field repetition, longer body) on the dev files. Variants of the tokeniser and of the document fields swap
 functions inside `skillshelf.ranking.tokenize` or `skillshelf.ranking.lexical` for the run, so the rest of the engine is
 exactly the shipped one. jieba is measured only when `rjieba` is installed.
-Writes `benchmarks/results/ablation.json` and regenerates `benchmarks/README.md`.
+Writes `benchmarks/results/ablation.json` and regenerates `benchmarks/README.md` and the figures the docs quote.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from fold to fold, or whose in-sample gain vanishes under cross-validation, is f
 With `--hybrid` (needs the `[semantic]` extra and the offline test model, see `tests/offline_model.py`), the hybrid
 search's lexical weight and the length from which a skill's dense share shrinks are chosen together the same way
 (from `WEIGHTS` and `SHORT_TEXT_WORDS`, fixed shares among them), and each dataset's hybrid figure is set beside
-lexical and dense search alone, and beside the best fixed share chosen the same way. Writes `benchmarks/results/crossval.json` and regenerates `benchmarks/README.md`.
+lexical and dense search alone, and beside the best fixed share chosen the same way. Writes `benchmarks/results/crossval.json` and regenerates `benchmarks/README.md` and the figures the docs quote.
 """
 
 from __future__ import annotations

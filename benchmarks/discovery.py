@@ -4,7 +4,7 @@
 
 Runs skillshelf's engine and the baselines (plain BM25 via bm25s, pydantic-ai's keyword overlap) in the same
 process on the same queries, prints a table, writes `benchmarks/results/discovery.json` and regenerates
-`benchmarks/README.md`.
+`benchmarks/README.md` and the figures the docs quote.
 
 BFCL pools 3,105 function definitions in which 518 names have several near-identical definitions
 (`get_weather`, `get_weather#2`, ...); its P@1, R@k, MRR and nDCG count a function with the right name
@@ -39,7 +39,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--datasets', default='trigger,trigger_pooled,metatool,bfcl')
     parser.add_argument('--methods', default='skillshelf,bm25_plain,keyword')
     parser.add_argument('--metatool-sample', type=int, default=3000)
-    parser.add_argument('--no-readme', action='store_true', help='do not regenerate benchmarks/README.md')
+    parser.add_argument(
+        '--no-readme', action='store_true', help='do not regenerate benchmarks/README.md and the figures the docs quote'
+    )
     args = parser.parse_args(argv)
 
     wanted = set(args.datasets.split(','))

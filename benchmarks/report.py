@@ -3,7 +3,8 @@
     python benchmarks/report.py
 
 Every benchmark writes its results file and then calls `regenerate`, so the README always shows the latest measured
-figures. This module reads results files only and imports no benchmark: the tables come from `_tables.py`.
+figures, and so do the figures quoted in the project's README and docs (`figures.py`). This module reads results
+files only and imports no benchmark: the tables come from `_tables.py`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import figures
 from _results import load_json
 from _tables import (
     ablation_table,
@@ -389,6 +391,8 @@ def write_readme() -> Path:
 def regenerate() -> None:
     """What a benchmark calls when its results file is written: everything rendered from the results, afresh."""
     print(f'wrote {write_readme()}')
+    for path in figures.write_figures():
+        print(f'rewrote the figures of {path.relative_to(figures.REPO)}')
 
 
 if __name__ == '__main__':

@@ -16,7 +16,7 @@ Up to 20,000 skills each size is measured `--repeat` times (default 3), larger s
 (default 1), and the medians are reported; `results/scale.json` also lists each cold run's total.
 
 Latency is measured on the trigger queries against the library of that size. Writes
-`benchmarks/results/scale.json` and regenerates `benchmarks/README.md`.
+`benchmarks/results/scale.json` and regenerates `benchmarks/README.md` and the figures the docs quote.
 """
 
 from __future__ import annotations
