@@ -7,7 +7,7 @@ whole runs or by jieba word segmentation, no body, no "When to use" sections as 
 no field repetition, longer body) on the dev files. Variants of the tokeniser and of the document fields swap
 functions inside `skillshelf.ranking.tokenize` or `skillshelf.ranking.lexical` for the run, so the rest of the engine is
 exactly the shipped one. jieba is measured only when `rjieba` is installed.
-Writes `benchmarks/results/ablation.json` and regenerates `benchmarks/README.md`.
+Writes `benchmarks/results/ablation.json` and regenerates `benchmarks/README.md` and the figures the docs quote.
 """
 
 from __future__ import annotations
@@ -17,33 +17,20 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import Dataset, Method, Skillshelf, bfcl_set, fmt, machine, markdown_table, metatool_set, trigger_sets
-from _common import write_json as save
-from discovery import evaluate
+import report
+from _datasets import Dataset, bfcl_set, metatool_set, trigger_sets
+from _engines import Method, Skillshelf, patched
+from _evaluation import evaluate
+from _results import machine, write_json
+from _tables import ablation_table
 
 import skillshelf.ranking.lexical as search
 import skillshelf.ranking.tokenize as tokenizer
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig
-
-
-@contextmanager
-def patched(module: ModuleType, **replacements: Any) -> Iterator[None]:
-    """`module`'s functions replaced for the run; the word → terms cache is emptied before and after."""
-    originals = {name: getattr(module, name) for name in replacements}
-    for name, value in replacements.items():
-        setattr(module, name, value)
-    tokenizer._TERMS.clear()  # pyright: ignore[reportPrivateUsage]
-    try:
-        yield
-    finally:
-        for name, value in originals.items():
-            setattr(module, name, value)
-        tokenizer._TERMS.clear()  # pyright: ignore[reportPrivateUsage]
 
 
 @contextmanager
@@ -107,28 +94,12 @@ def main() -> None:
                 if 'by_lang' in result and dataset.name == 'trigger':
                     row['trigger_zh_p@1'] = result['by_lang'].get('zh', {}).get('p@1', float('nan'))
         rows.append(row)
-        print(table([row], [d.name for d in datasets]), flush=True)
-    path = save('ablation', {'machine': machine(), 'datasets': [d.name for d in datasets], 'rows': rows})
-    print(table(rows, [d.name for d in datasets]))
+        print(ablation_table([row], [d.name for d in datasets]), flush=True)
+    path = write_json('ablation', {'machine': machine(), 'datasets': [d.name for d in datasets], 'rows': rows})
+    print(ablation_table(rows, [d.name for d in datasets]))
     print(f'wrote {path}')
     if not args.no_readme:
-        from report import write_readme
-
-        print(f'wrote {write_readme()}')
-
-
-def table(rows: list[dict[str, Any]], datasets: list[str]) -> str:
-    header = ['variant', *[f'{d} P@1 / MRR@10' for d in datasets], 'trigger zh P@1', 'trigger build s']
-    body = [
-        [
-            r['variant'],
-            *[f'{fmt(r[d]["p@1"])} / {fmt(r[d]["mrr@10"])}' for d in datasets],
-            fmt(r.get('trigger_zh_p@1', float('nan'))),
-            fmt(r['trigger']['build_seconds'], 2),
-        ]
-        for r in rows
-    ]
-    return markdown_table(header, body)
+        report.regenerate()
 
 
 if __name__ == '__main__':

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -31,12 +32,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import Doc, fmt, machine, markdown_table, slug, trigger_sets, write_json, write_skill_folders
+import report
+from _datasets import Doc, scaled_docs, trigger_sets
+from _folders import write_skill_folders
+from _results import machine, write_json
+from _tables import context_table
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, Capability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from scale import scaled_docs
 
 from skillshelf import Skills
 
@@ -86,6 +90,11 @@ def run_worker(directory: Path, cache: Path, *, auto_reload: bool = True) -> dic
 def worker(directory: Path, *, auto_reload: bool) -> dict[str, Any]:
     seconds, requests, search_result = run_agent(directory, auto_reload=auto_reload)
     return {'seconds': seconds, 'requests': requests, 'search_result_chars': len(search_result)}
+
+
+def slug(text: str) -> str:
+    """`text` as a capability id: lower-case letters and digits joined by underscores."""
+    return re.sub(r'[^a-z0-9]+', '_', text.lower()).strip('_')
 
 
 def deferred_capabilities(docs: list[Doc]) -> int:
@@ -168,32 +177,12 @@ def main() -> None:
             'construct_run_warm_no_reload_s': statistics.median(warm_fixed_s),
         }
         rows.append(row)
-        print(table([row]), flush=True)
+        print(context_table([row]), flush=True)
     path = write_json('context_cost', {'machine': machine(), 'query': QUERY, 'rows': rows})
-    print(table(rows))
+    print(context_table(rows))
     print(f'wrote {path}')
     if not args.no_readme:
-        from report import write_readme
-
-        print(f'wrote {write_readme()}')
-
-
-def table(rows: list[dict[str, Any]]) -> str:
-    header = ['skills', 'first request chars', '≈ tokens', 'instructions', 'tool defs',
-              "pydantic-ai's deferred capabilities", 'search result chars',
-              'all in catalog chars', 'tool per skill chars', 'construct+run cold s', 'cold runs s', 'warm s',
-              'warm s, auto_reload off']  # fmt: skip
-    body = [
-        [f'{r["size"]:,}', f'{r["first_request_chars"]:,}', f'{r["first_request_tokens_est"]:,.0f}',
-         f'{r["instructions_chars"]:,}', f'{r["tool_definitions_chars"]:,}',
-         f'{r["deferred_capabilities_chars"]:,}' if 'deferred_capabilities_chars' in r else '–',
-         f'{r["search_result_chars"]:,}',
-         f'{r["catalog_chars"]:,}', f'{r["tool_per_skill_chars"]:,}', fmt(r['construct_run_cold_s'], 2),
-         ' / '.join(fmt(t, 2) for t in r.get('construct_run_cold_runs_s', [])) or '–',
-         fmt(r['construct_run_warm_s'], 2), fmt(r.get('construct_run_warm_no_reload_s', float('nan')), 2)]
-        for r in rows
-    ]  # fmt: skip
-    return markdown_table(header, body)
+        report.regenerate()
 
 
 if __name__ == '__main__':

