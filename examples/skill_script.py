@@ -1,8 +1,10 @@
-"""Run a skill's bundled script: the csv-analysis skill profiles a CSV file in a bubblewrap sandbox.
+"""Run a skill's bundled script: the csv-analysis skill profiles a CSV file in the run's workspace.
 
 Runs offline with a scripted model: it loads the skill, then calls `run_skill_script` with the CSV as an input
-file; the script runs with the skill folder read-only, a fresh work directory and no network.
-Needs `bwrap` (Debian/Ubuntu: `apt-get install bubblewrap`); `--local` runs it unsandboxed instead.
+file. By default the agent has no workspace of its own, so skillshelf supplies its bubblewrap sandbox (one folder per
+conversation, no network, nothing of the host but the system and Python); it needs `bwrap` (Debian/Ubuntu:
+`apt-get install bubblewrap`). `--local` gives the agent pydantic-ai's `LocalWorkspace` in a temporary folder instead:
+scripts run unsandboxed there.
 
     python examples/skill_script.py
     python examples/skill_script.py --local
@@ -11,14 +13,16 @@ Needs `bwrap` (Debian/Ubuntu: `apt-get install bubblewrap`); `--local` runs it u
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from skillshelf import LocalRunner, Skills
+from skillshelf import Skills, SkillSandbox
 
 SKILLS_DIR = Path(__file__).resolve().parent.parent / 'skills'
 SALES = 'region,amount\nnorth,120\nsouth,\nnorth,80\neast,45.5\n'
@@ -50,11 +54,15 @@ def scripted_model() -> FunctionModel:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--local', action='store_true', help='run the script without a sandbox (LocalRunner)')
+    parser.add_argument('--local', action='store_true', help='run the script without a sandbox (LocalWorkspace)')
     args = parser.parse_args()
 
-    skills = Skills(SKILLS_DIR, scripts=LocalRunner() if args.local else True)
-    result = Agent(scripted_model(), capabilities=[skills]).run_sync('Profile my sales data.')
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = [LocalWorkspace(folder)] if args.local else []
+        agent = Agent(scripted_model(), capabilities=[*workspace, Skills(SKILLS_DIR, scripts=True)])
+        result = agent.run_sync('Profile my sales data.')
+        if not args.local and result.response.workspace_ref is not None:
+            SkillSandbox().delete(result.response.workspace_ref)  # the conversation is over: its folder can go
     for message in result.new_messages():
         for part in message.parts:
             if isinstance(part, ToolCallPart):

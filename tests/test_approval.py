@@ -6,16 +6,19 @@ model receives next (the tool's return, or nothing because the run stopped for a
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDenied
 from pydantic_ai.toolsets import FunctionToolset
+from reliability.ledger import case
 
-from skillshelf import LocalRunner, Skill, Skills
-from skillshelf.capability.approval import Preapproval, script_command
+from skillshelf import Skill, Skills
+from skillshelf.capability.approval import Preapproval, ScriptCall
+from skillshelf.workspace.scripts import INTERPRETERS
 
 from conftest import Script, call, tool_returns
 
@@ -45,7 +48,8 @@ OUTPUT = [str, DeferredToolRequests]
     ],
 )
 def test_bash_rules_map_to_script_runs(patterns: list[str], script: str, args: list[str], approved: bool) -> None:
-    assert Preapproval(tuple(patterns)).approves_script(script_command(script, args)) is approved
+    run = ScriptCall(INTERPRETERS.get(PurePosixPath(script).suffix, ''), script, tuple(args))
+    assert Preapproval(tuple(patterns)).approves_script(run) is approved
 
 
 def test_tool_names_match_exactly_or_by_glob() -> None:
@@ -149,11 +153,10 @@ def script_skill(root: Path, allowed: str) -> Path:
 
 
 def script_agent(root: Path, *steps: list[Any], approval: bool = True) -> tuple[Script, Agent[None, Any]]:
-    capability = Skills(
-        script_skill(root, 'Bash(python scripts/fill.py:*)'), scripts=LocalRunner(), script_approval=approval
-    )
+    capability = Skills(script_skill(root, 'Bash(python scripts/fill.py:*)'), scripts=True, script_approval=approval)
     model = Script([[call('load_skill', name='pdf-kit')], *steps])
-    return model, Agent(model.model(), capabilities=[capability], output_type=OUTPUT)
+    (root / 'work').mkdir()
+    return model, Agent(model.model(), capabilities=[LocalWorkspace(root / 'work'), capability], output_type=OUTPUT)
 
 
 def run(script: str, *args: str) -> list[Any]:
@@ -188,13 +191,36 @@ def test_without_script_approval_every_script_runs_as_before(tmp_path: Path) -> 
     assert 'wiped' in tool_returns(result.all_messages(), 'run_skill_script')[0]
 
 
-def test_a_script_run_of_an_unloaded_skill_is_refused_not_sent_for_approval(tmp_path: Path) -> None:
-    capability = Skills(script_skill(tmp_path, 'Bash'), scripts=LocalRunner(), script_approval=True)
-    model = Script([run('scripts/wipe.py')])
-    result = Agent(model.model(), capabilities=[capability], output_type=OUTPUT).run_sync('wipe')
-    assert result.output == 'done'
-    [reply] = tool_returns(result.all_messages(), 'run_skill_script')
-    assert 'not loaded' in reply
+def test_a_script_run_in_the_same_response_as_its_load_still_waits_for_approval(tmp_path: Path) -> None:
+    # The decision is made on the state the call runs under: the skill is loaded by then, and its allowed-tools
+    # pre-approve only fill.py, so wipe.py waits (it used to run: the check saw the skill not loaded yet).
+    capability = Skills(script_skill(tmp_path, 'Bash(python scripts/fill.py:*)'), scripts=True, script_approval=True)
+    (tmp_path / 'work').mkdir()
+    model = Script([[call('load_skill', name='pdf-kit'), *run('scripts/wipe.py'), *run('scripts/fill.py', 'a.pdf')]])
+    agent = Agent(model.model(), capabilities=[LocalWorkspace(tmp_path / 'work'), capability], output_type=OUTPUT)
+    result = agent.run_sync('wipe and fill')
+    assert isinstance(result.output, DeferredToolRequests)
+    assert [result.output.metadata[waiting.tool_call_id]['command'] for waiting in result.output.approvals] == [
+        'python scripts/wipe.py'
+    ]
+    assert tool_returns(result.all_messages(), 'run_skill_script') == [
+        'scripts/fill.py exited with code 0.\nOutput:\nfilled a.pdf'
+    ]
+    case("The model's calls", 'load_skill and run_skill_script in one response', 'the script still waits for approval')
+
+
+def test_a_file_named_like_a_program_is_not_pre_approved_as_that_program(tmp_path: Path) -> None:
+    library = script_skill(tmp_path, 'Bash(python scripts/fill.py:*)')
+    (library / 'pdf-kit' / 'python').write_text('#!/bin/bash\necho "not python at all"\n', encoding='utf-8')
+    capability = Skills(library, scripts=True, script_approval=True)
+    (tmp_path / 'work').mkdir()
+    model = Script([[call('load_skill', name='pdf-kit')], run('python', 'scripts/fill.py')])
+    agent = Agent(model.model(), capabilities=[LocalWorkspace(tmp_path / 'work'), capability], output_type=OUTPUT)
+    result = agent.run_sync('run it')
+    assert isinstance(result.output, DeferredToolRequests)
+    [waiting] = result.output.approvals
+    assert result.output.metadata[waiting.tool_call_id]['command'] == 'bash python scripts/fill.py'
+    case("The model's calls", 'a skill file named `python`, against `Bash(python scripts/fill.py:*)`', 'not pre-approved')
 
 
 def test_script_approval_is_checked_as_an_option() -> None:

@@ -13,11 +13,11 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai import Agent
-from pydantic_ai.capabilities import AbstractCapability, Instrumentation
+from pydantic_ai.capabilities import AbstractCapability, Instrumentation, LocalWorkspace
 from pydantic_ai.messages import ModelResponsePart, TextPart
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
-from skillshelf import LocalRunner, Skills
+from skillshelf import Skills
 
 from conftest import SAMPLE_SKILLS, Script, call, tool_returns
 
@@ -43,10 +43,13 @@ def spans(exporter: InMemorySpanExporter) -> Iterator[InMemorySpanExporter]:
 
 
 def run(
-    steps: Sequence[Sequence[ModelResponsePart]], capability: Skills[Any], instrument: InstrumentationSettings | None
+    steps: Sequence[Sequence[ModelResponsePart]],
+    capability: Skills[Any],
+    instrument: InstrumentationSettings | None,
+    workspace: AbstractCapability[Any] | None = None,
 ) -> Any:
     """The messages of a run, instrumented with `instrument` (pydantic-ai's `Instrumentation` capability) unless None."""
-    capabilities: list[AbstractCapability[Any]] = [capability]
+    capabilities: list[AbstractCapability[Any]] = [*([workspace] if workspace is not None else []), capability]
     if instrument is not None:
         capabilities.append(Instrumentation(settings=instrument))
     return Agent(Script(steps).model(), capabilities=capabilities).run_sync('go').all_messages()
@@ -172,8 +175,9 @@ def test_a_script_run_records_the_script_and_its_exit_code(spans: InMemorySpanEx
             [call('load_skill', name='tool-kit')],
             [call('run_skill_script', name='tool-kit', script='scripts/fail.py')],
         ],
-        Skills(tmp_path / 'lib', scripts=LocalRunner()),
+        Skills(tmp_path / 'lib', scripts=True),
         instrument=InstrumentationSettings(),
+        workspace=LocalWorkspace(tmp_path),
     )
     [script_run] = named(spans, 'skillshelf.run_script')
     assert parent_of(script_run) == span_id(tool_span(spans, 'run_skill_script'))

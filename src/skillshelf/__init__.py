@@ -10,7 +10,6 @@ from .library import LibraryOptions, SkillLibrary
 from .ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 from .ranking.ranker import Ranker, RankerFactory, SearchOptions
 from .ranking.semantic import Encoder, SemanticUnavailableError
-from .scripts import BubblewrapRunner, LocalRunner, ScriptLimits, ScriptRequest, ScriptResult, ScriptRunner
 from .skill import Skill
 from .sources import (
     DirectorySource,
@@ -21,28 +20,25 @@ from .sources import (
     SkippedSkill,
     SourceSkills,
 )
+from .workspace import ScriptLimits, ScriptResult, SkillSandbox
 
 __all__ = (
     'DEFAULT_CATALOG_BUDGET',
     'DEFAULT_ID',
     'DEFAULT_THRESHOLD',
-    'BubblewrapRunner',
     'CatalogEntry',
     'DirectorySource',
     'Encoder',
     'EntryPointSource',
     'GitSource',
     'LibraryOptions',
-    'LocalRunner',
     'PackageSource',
     'Ranker',
     'RankerFactory',
     'ResourceError',
     'ScriptError',
     'ScriptLimits',
-    'ScriptRequest',
     'ScriptResult',
-    'ScriptRunner',
     'SearchDocument',
     'SearchHit',
     'SearchOptions',
@@ -55,6 +51,7 @@ __all__ = (
     'SkillFormatError',
     'SkillLibrary',
     'SkillMatch',
+    'SkillSandbox',
     'SkillSource',
     'SkillWarning',
     'Skills',

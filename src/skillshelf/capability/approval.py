@@ -26,48 +26,42 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
-from pathlib import PurePosixPath
 from typing import Any, cast
 
 from pydantic_ai import ApprovalRequired
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 
-from ..content import safe_relative_path
-from ..errors import ResourceError
+from ..errors import ResourceError, ScriptError
 from ..library import SkillLibrary
+from ..skill import Skill
+from ..workspace.scripts import find_script, kind_from_shebang
 from .operations import Operation, Tag
 from .script_tool import SCRIPT_TOOL_NAME
 
-__all__ = (
-    'Preapproval',
-    'ask_before_script',
-    'preapproved',
-    'preapproving_skill',
-    'script_command',
-    'script_command_of',
-)
+__all__ = ('Preapproval', 'ScriptCall', 'ask_before_script', 'preapproved', 'preapproving_skill', 'script_call')
 
-_INTERPRETERS = {'.py': 'python', '.sh': 'bash', '.bash': 'bash', '.js': 'node', '.mjs': 'node', '.cjs': 'node'}
+_PROGRAMS = frozenset({'python', 'bash', 'node'})
 _INTERPRETER_SPELLINGS = {'python3': 'python', 'sh': 'bash'}
 _PATH_PREFIXES = ('${CLAUDE_SKILL_DIR}/', '${SKILL_DIR}/', './')
 _BASH_RULE = re.compile(r'Bash(?:\((?P<rule>.*)\))?', re.DOTALL)
 
 
-def ask_before_script(tag: Tag | None, args: dict[str, Any], loaded: Sequence[str], *, approved: bool) -> None:
-    """With `script_approval`, make a loaded skill's script run wait for approval (unless it was approved).
+def ask_before_script(tag: Tag | None, args: dict[str, Any], library: SkillLibrary, *, approved: bool) -> None:
+    """With `script_approval`, make a script run wait for approval unless it was approved.
+
+    Asked whatever the run's load state is now: a model that loads a skill and runs its script in one response must
+    not slip past the question because the skill was not loaded yet when it was asked.
 
     Raises:
-        ApprovalRequired: the call is a script run of a loaded skill that was not approved yet.
+        ApprovalRequired: the call is a script run of a skill (the tool refuses a path that names none of its files).
     """
-    if (
-        tag is not None
-        and tag.operation is Operation.RUN
-        and not approved
-        and args.get('name') in loaded
-        and (command := script_command_of(args)) is not None  # else the tool refuses the path
-    ):
-        raise ApprovalRequired(metadata={'skill': args['name'], 'command': command})
+    if tag is None or tag.operation is not Operation.RUN or approved:
+        return
+    name = args.get('name')
+    skill = library.get(name) if isinstance(name, str) else None
+    if skill is not None and (call := script_call(skill, args)) is not None:
+        raise ApprovalRequired(metadata={'skill': skill.name, 'command': call.command})
 
 
 def preapproved(
@@ -88,34 +82,63 @@ def preapproving_skill(call: ToolCallPart, loaded: Sequence[str], library: Skill
     """The loaded skill whose `allowed-tools` pre-approves `call`: for a script run, the script's own skill."""
     args = call.args_as_dict()
     if call.tool_name == SCRIPT_TOOL_NAME:
-        name, command = args.get('name'), script_command_of(args)
-        if not isinstance(name, str) or name not in loaded or command is None:
+        name = args.get('name')
+        skill = library.get(name) if isinstance(name, str) and name in loaded else None
+        if skill is None or (run := script_call(skill, args)) is None:
             return None
-        return name if _preapproval(library, name).approves_script(command) else None
+        return skill.name if Preapproval(skill.allowed_tools).approves_script(run) else None
     return next((name for name in loaded if _preapproval(library, name).approves_tool(call.tool_name)), None)
 
 
-def script_command_of(args: dict[str, Any]) -> str | None:
-    """A `run_skill_script` call's command line, or `None` when its script path is not a safe relative path."""
-    script, arguments = args.get('script'), cast('object', args.get('args') or [])
-    if not isinstance(script, str) or not isinstance(arguments, list):
+@dataclass(frozen=True)
+class ScriptCall:
+    """A script run as `allowed-tools` rules see it: the program, the script (or `-m module`) and the arguments."""
+
+    interpreter: str
+    """`python`, `bash` or `node` (from the script's extension or `#!` line); empty when it has neither."""
+    target: str
+    """The script's path in the skill, or `-m <module>`."""
+    args: tuple[str, ...] = ()
+    """The arguments, as given."""
+
+    @property
+    def command(self) -> str:
+        """The command line: program, script, arguments, separated by single spaces."""
+        return ' '.join([*([self.interpreter] if self.interpreter else []), self.target, *self.args])
+
+    @property
+    def without_interpreter(self) -> str:
+        """The command line without its program, for rules that leave it out."""
+        return ' '.join([self.target, *self.args])
+
+
+def script_call(skill: Skill[Any], args: dict[str, Any]) -> ScriptCall | None:
+    """The script run a `run_skill_script` call of `skill` asks for, or `None` when its script names none of the
+    skill's files (or its arguments are not a list)."""
+    requested, arguments = args.get('script'), cast('object', args.get('args') or [])
+    if not isinstance(requested, str) or not isinstance(arguments, list):
         return None
+    words = tuple(str(argument) for argument in cast('list[object]', arguments))
     try:
-        relative = safe_relative_path(script).as_posix()
+        found = find_script(requested, skill.content.list_files())
     except ResourceError:
         return None
-    return script_command(relative, [str(argument) for argument in cast('list[object]', arguments)])
+    if found.module is not None:
+        return ScriptCall('python', f'-m {found.module}', words)
+    return ScriptCall(found.kind or _shebang_kind(skill, found.path), found.path, words)
+
+
+def _shebang_kind(skill: Skill[Any], path: str) -> str:
+    try:
+        first_line = skill.content.read_bytes(path, 1 << 26)[:256].decode('utf-8', 'replace').split('\n', 1)[0]
+        return kind_from_shebang(path, first_line)
+    except (ResourceError, ScriptError):
+        return ''
 
 
 def _preapproval(library: SkillLibrary, name: str) -> Preapproval:
     skill = library.get(name)
     return Preapproval(skill.allowed_tools if skill is not None else ())
-
-
-def script_command(script: str, args: Sequence[str]) -> str:
-    """The command line a script run is matched and shown as: interpreter, script path, arguments."""
-    interpreter = _INTERPRETERS.get(PurePosixPath(script).suffix.lower())
-    return ' '.join([*([interpreter] if interpreter else []), script, *args])
 
 
 @dataclass(frozen=True)
@@ -129,29 +152,31 @@ class Preapproval:
         """Whether a call of `tool_name` (any tool of the agent) is pre-approved."""
         return any(fnmatchcase(tool_name, pattern) for pattern in self._tool_patterns)
 
-    def approves_script(self, command: str) -> bool:
-        """Whether running the skill's script as `command` (see `script_command`) is pre-approved."""
+    def approves_script(self, call: ScriptCall) -> bool:
+        """Whether running the skill's script as `call` is pre-approved: a rule that names a program matches the
+        whole command line, one that does not matches it without its program."""
         if self.approves_tool(SCRIPT_TOOL_NAME):
             return True
-        interpreter, _, without_interpreter = command.partition(' ')
-        candidates = (command, without_interpreter) if interpreter in _INTERPRETERS.values() else (command,)
-        return any(rule.fullmatch(candidate) for rule in self._script_rules for candidate in candidates)
+        return any(
+            rule.fullmatch(call.command if names_program else call.without_interpreter)
+            for rule, names_program in self._script_rules
+        )
 
     @cached_property
     def _tool_patterns(self) -> tuple[str, ...]:
         return tuple(pattern for pattern in self.patterns if _BASH_RULE.fullmatch(pattern) is None)
 
     @cached_property
-    def _script_rules(self) -> tuple[re.Pattern[str], ...]:
-        rules: list[re.Pattern[str]] = []
+    def _script_rules(self) -> tuple[tuple[re.Pattern[str], bool], ...]:
+        rules: list[tuple[re.Pattern[str], bool]] = []
         for pattern in self.patterns:
             if (match := _BASH_RULE.fullmatch(pattern)) is not None:
                 rules.append(_compile_rule(match['rule'] if match['rule'] is not None else '*'))
         return tuple(rules)
 
 
-def _compile_rule(rule: str) -> re.Pattern[str]:
-    """A `Bash(...)` rule as a regular expression over command lines."""
+def _compile_rule(rule: str) -> tuple[re.Pattern[str], bool]:
+    """A `Bash(...)` rule as a regular expression over command lines, and whether it names the program."""
     words = rule.split()
     any_arguments = bool(words) and (words[-1] == '*' or words[-1].endswith(':*'))
     if any_arguments:
@@ -160,10 +185,11 @@ def _compile_rule(rule: str) -> re.Pattern[str]:
     if words:
         words[0] = _INTERPRETER_SPELLINGS.get(words[0], words[0])
     if not words:
-        return re.compile('.*', re.DOTALL)
+        return re.compile('.*', re.DOTALL), False
+    names_program = words[0] in _PROGRAMS
     words = [_strip_path_prefix(word) for word in words]
     body = r'\ '.join('.*'.join(re.escape(part) for part in word.split('*')) for word in words)
-    return re.compile(body + (r'(?:\ .*)?' if any_arguments else ''), re.DOTALL)
+    return re.compile(body + (r'(?:\ .*)?' if any_arguments else ''), re.DOTALL), names_program
 
 
 def _strip_path_prefix(word: str) -> str:

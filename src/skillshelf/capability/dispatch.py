@@ -61,7 +61,7 @@ async def _meta_call(
         skill = shelf.library.get(name)
         if skill is not None and skill.model_invocable and forks(skill):
             arguments = str(args.get('arguments') or '')
-            return await fork_reply(ctx, skill, arguments, shelf.skill_dir, RESERVED_TOOL_NAMES)
+            return await fork_reply(ctx, skill, arguments, shelf.place, RESERVED_TOOL_NAMES)
         return await state.load(name, args, handler, shelf.capability_id)  # the tool explains a bad name
     if name not in state.loaded and name not in shelf.library.skills:
         return unknown_skill_message(shelf.library, name)

@@ -14,10 +14,11 @@ from typing import Any, TypeVar
 
 from pydantic_ai import RunContext
 from pydantic_ai._utils import run_in_executor  # pyright: ignore[reportPrivateUsage]
+from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.durable_exec import BaseDurabilityCapability, DurableRunContext
 
-__all__ = ('in_durable_unit', 'in_durable_workflow', 'off_event_loop')
+__all__ = ('in_durable_unit', 'in_durable_workflow', 'off_event_loop', 'supplies_workspace')
 
 T = TypeVar('T')
 
@@ -52,3 +53,25 @@ async def off_event_loop(function: Callable[[], T]) -> T:
     workflow) it runs inline.
     """
     return await run_in_executor(function)
+
+
+def supplies_workspace(agent: AbstractAgent[Any, Any], *, besides: AbstractCapability[Any]) -> bool:
+    """Whether a capability of `agent` other than `besides` supplies the run's workspace (`LocalWorkspace`, a harness
+    sandbox, `SkillSandbox`).
+
+    pydantic-ai's own test is private (`_has_get_workspace`, on every capability from 2.60 on): it sees through
+    wrapper capabilities, which define `get_workspace` only to pass it on. Where it is missing, a capability whose
+    class defines its own `get_workspace` counts.
+    """
+    found: list[bool] = []
+
+    def visit(capability: AbstractCapability[Any]) -> None:
+        if capability is besides or type(capability) is type(besides):
+            return
+        has = getattr(capability, '_has_get_workspace', None)
+        if not isinstance(has, bool):
+            has = type(capability).get_workspace is not AbstractCapability.get_workspace
+        found.append(has)
+
+    agent.root_capability.apply(visit)
+    return any(found)

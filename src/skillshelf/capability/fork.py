@@ -11,8 +11,7 @@ at one level.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, cast
 
 from pydantic_ai import Agent, RunContext
@@ -24,7 +23,7 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
 from ..errors import SkillFormatError
 from ..skill import Skill
 from .approval import Preapproval
-from .meta_tools import read_instructions, unreadable_message
+from .meta_tools import Placement, read_instructions, unreadable_message
 
 __all__ = ('fork_reply', 'forks', 'run_fork')
 
@@ -38,13 +37,14 @@ async def fork_reply(
     ctx: RunContext[Any],
     skill: Skill[Any],
     arguments: str,
-    skill_dir: Callable[[Path], str] | None,
+    place: Placement | None,
     reserved_tool_names: tuple[str, ...],
 ) -> str:
     """What loading a `context: fork` skill returns: the final output of its sub-agent (see `run_fork`), or why its
-    instructions cannot be read."""
+    instructions cannot be read. With `place`, the skill's files are put in the run's workspace first."""
+    placed = await place(ctx.workspace, skill) if place is not None else None
     try:
-        instructions = read_instructions(skill, skill_dir, arguments)
+        instructions = read_instructions(skill, placed.folder if placed is not None else None, arguments)
     except (SkillFormatError, OSError) as error:
         return unreadable_message(skill.name, error)
     output = await run_fork(ctx, skill, instructions, reserved_tool_names)

@@ -60,7 +60,7 @@ def invocation_messages(call_id: str, name: str, arguments: str, reply: ToolRetu
     return [ModelResponse(parts=[call]), ModelRequest(parts=[returned])]
 
 
-def user_load(shelf: Shelf, name: str, arguments: str) -> UserLoad | None:
+async def user_load(ctx: RunContext[Any], shelf: Shelf, name: str, arguments: str) -> UserLoad | None:
     """What a user's `/name` does: `('loaded', reply)` with the text the load returns, `('unreadable', why)`, or
     `('fork', '')` for a skill that runs as a sub-agent (the caller runs it); `None` when `name` is no skill a user
     may invoke. Reads the skill's files: `Skills` makes it a recorded durable operation."""
@@ -69,7 +69,8 @@ def user_load(shelf: Shelf, name: str, arguments: str) -> UserLoad | None:
         return None
     if forks(skill):
         return 'fork', ''
-    reply = load_reply(shelf.library, shelf.capability_id, name, shelf.with_tools, shelf.skill_dir, arguments)
+    library, capability_id, with_tools = shelf.library, shelf.capability_id, shelf.with_tools
+    reply = await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, shelf.place)
     return ('unreadable', reply) if isinstance(reply, str) else ('loaded', str(reply.return_value))
 
 
@@ -98,7 +99,7 @@ async def invoke_from_prompt(
             skill = shelf.library.get(name)
             if skill is None:
                 return unknown_skill_message(shelf.library, name)
-            return await fork_reply(ctx, skill, arguments, shelf.skill_dir, RESERVED_TOOL_NAMES)
+            return await fork_reply(ctx, skill, arguments, shelf.place, RESERVED_TOOL_NAMES)
         if status == 'unreadable':
             return text
         if name not in loaded:

@@ -9,20 +9,20 @@ confused model never exhausts a retry budget and aborts the run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from pydantic_ai import ToolReturn
+from pydantic_ai import RunContext, ToolReturn
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.workspaces import Workspace
 
 from .._text import one_line, shown
 from ..errors import ResourceError, SkillFormatError
 from ..library import SkillLibrary
-from ..scripts.runner import expand_skill_dir
 from ..skill import Skill
+from ..workspace.materialise import Copied
 from .arguments import substitute_arguments
 from .history import state_change
 from .operations import Operation, meta_tool_tag
@@ -32,6 +32,11 @@ MAX_QUERY_CHARACTERS = 1000
 MAX_SEARCH_LIMIT = 20
 _RESULT_DESCRIPTION = 160
 META_TOOL_NAMES = ('search_skills', 'load_skill', 'unload_skill', 'read_skill_resource')
+SKILL_DIR_VARIABLES = ('${SKILL_DIR}', '${CLAUDE_SKILL_DIR}')
+"""Written in a skill's instructions, each stands for its folder in the run's workspace; nothing else in a skill's
+text is ever expanded."""
+Placement = Callable[[Workspace, Skill[Any]], Awaitable[Copied | None]]
+"""Puts a loaded skill's files in the run's workspace; returns where, or `None` when they are not put there."""
 
 
 @dataclass
@@ -54,15 +59,15 @@ def build_meta_toolset(
     capability_id: str,
     default_limit: int,
     with_tools: set[str],
-    skill_dir: Callable[[Path], str] | None = None,
+    place: Placement | None = None,
     *,
     threshold: float,
 ) -> FunctionToolset[Any]:
     """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`.
 
     `with_tools` names the skills whose tools the capability registered: only theirs are announced on load.
-    `search_skills` leaves out skills scoring below `threshold`.
-    With `skill_dir` (scripts enabled), `${SKILL_DIR}` in a folder skill's instructions becomes `skill_dir(folder)`.
+    `search_skills` leaves out skills scoring below `threshold`. With `place` (scripts enabled), a loaded skill's
+    files are put in the run's workspace and `${SKILL_DIR}` in its instructions becomes their folder there.
     """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
 
@@ -85,8 +90,8 @@ def build_meta_toolset(
             return f'No skill matches {shown(query)}. Try other words for the task, or carry on without a skill.'
         return [_match(library.skills[hit.name], hit.score) for hit in hits]
 
-    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.LOAD))
-    def load_skill(name: str, arguments: str = '') -> ToolReturn | str:
+    @toolset.tool(metadata=meta_tool_tag(capability_id, Operation.LOAD))
+    async def load_skill(ctx: RunContext[Any], name: str, arguments: str = '') -> ToolReturn | str:
         """Load a skill: returns its instructions and files; its tools work from your next response.
 
         Args:
@@ -96,7 +101,7 @@ def build_meta_toolset(
         skill = library.get(name)
         if skill is None or not skill.model_invocable:
             return unknown_skill_message(library, name)
-        return load_reply(library, capability_id, name, with_tools, skill_dir, arguments)
+        return await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, place)
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.UNLOAD))
     def unload_skill(name: str) -> ToolReturn | str:
@@ -133,39 +138,42 @@ def build_meta_toolset(
     return toolset
 
 
-def load_reply(
+async def load_reply(
     library: SkillLibrary,
     capability_id: str,
     name: str,
     with_tools: set[str],
-    skill_dir: Callable[[Path], str] | None = None,
     arguments: str = '',
+    workspace: Workspace | None = None,
+    place: Placement | None = None,
 ) -> ToolReturn | str:
     """What loading the skill `name` (in `library`) returns: its instructions with `arguments` substituted, its
-    files and tools, and the record of the load; or why it cannot be read."""
+    files (put in `workspace` first, with `place`) and tools, and the record of the load; or why it cannot be read."""
     skill = library.skills[name]
+    placed = await place(workspace, skill) if place is not None and workspace is not None else None
     try:
-        instructions = read_instructions(skill, skill_dir, arguments)
+        instructions = read_instructions(skill, placed.folder if placed is not None else None, arguments)
         resources = skill.list_resources()
     except (SkillFormatError, OSError) as error:
         return unreadable_message(name, error)
     return ToolReturn(
-        _loaded_text(skill, instructions, resources, skill.name in with_tools),
+        _loaded_text(skill, instructions, resources, skill.name in with_tools, placed),
         metadata=state_change(capability_id, Operation.LOAD, name),
     )
 
 
-def read_instructions(skill: Skill[Any], skill_dir: Callable[[Path], str] | None, arguments: str) -> str:
-    """A skill's instructions as the model reads them: `${SKILL_DIR}` expanded (with scripts on) and `arguments`
-    substituted.
+def read_instructions(skill: Skill[Any], folder: str | None, arguments: str) -> str:
+    """A skill's instructions as the model reads them: `${SKILL_DIR}` (and `${CLAUDE_SKILL_DIR}`) become `folder`, the
+    skill's files in the workspace, when it has one there; `arguments` are substituted.
 
     Raises:
         SkillFormatError: the `SKILL.md` can no longer be read.
         OSError: the folder can no longer be read.
     """
     instructions = skill.load_instructions()
-    if skill_dir is not None and skill.folder is not None:
-        instructions = expand_skill_dir(instructions, skill_dir(skill.folder))
+    if folder is not None:
+        for variable in SKILL_DIR_VARIABLES:
+            instructions = instructions.replace(variable, folder)
     return substitute_arguments(instructions, arguments)
 
 
@@ -189,8 +197,17 @@ def _match(skill: Skill[Any], score: float) -> SkillMatch:
     return SkillMatch(skill.name, one_line(skill.description, _RESULT_DESCRIPTION), score)
 
 
-def _loaded_text(skill: Skill[Any], instructions: str, resources: list[str], has_tools: bool) -> str:
+def _loaded_text(
+    skill: Skill[Any], instructions: str, resources: list[str], has_tools: bool, placed: Copied | None
+) -> str:
     lines = [f'Loaded skill {skill.name!r}.']
+    if placed is not None:
+        lines.append(
+            f'Its files are in the workspace at {placed.folder} (run its scripts with `run_skill_script`; '
+            'the working directory is where your files go).'
+        )
+        if placed.left_out:
+            lines.append(f'Not copied there: {"; ".join(placed.left_out)}.')
     if has_tools and not skill.tools_known:  # an MCP server, say: it lists its tools once it is started
         lines.append('Its tools start now and are listed with your other tools from your next response.')
     elif has_tools and skill.tool_names:

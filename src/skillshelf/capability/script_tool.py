@@ -1,133 +1,243 @@
-"""`run_skill_script`: the meta-tool that runs a script bundled with a loaded skill (only with `Skills(scripts=...)`).
+"""`run_skill_script`: the meta-tool that runs a script of a loaded skill in the run's workspace (with
+`Skills(scripts=True)`).
 
-The script must be a file beneath the skill folder discovery accepted, read by the same rules as
-`read_skill_resource`; arguments are an argv list, never a shell string. The runner (sandboxed by default, see
-`skillshelf.scripts`) enforces the limits; whatever happens, the model gets a plain report to carry on with.
+The script must be one of the skill's files (or, for Python, its module); it runs from the skill's copy in the
+workspace (see `workspace.materialise`), in the workspace's working directory, where what it writes stays for the
+next call, the next run of the conversation and the application. Arguments are an argv list, never a shell string.
+Whatever happens, the model gets a plain report to carry on with.
 """
 
 from __future__ import annotations
 
+import asyncio
+import sys
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from pydantic_ai import RunContext
 from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLimitError, WorkspaceTimeoutError
 
 from .._text import shown
 from ..content import safe_relative_path
-from ..errors import ResourceError, ScriptError, SkillError
+from ..errors import ResourceError, ScriptError, SkillError, SkillWarning
 from ..library import SkillLibrary
-from ..scripts.bubblewrap import BubblewrapRunner
-from ..scripts.interpreter import choose_interpreter
-from ..scripts.runner import ScriptRequest, ScriptResult, ScriptRunner
+from ..skill import Skill
+from ..workspace.limits import ScriptLimits
+from ..workspace.materialise import copy_skill
+from ..workspace.sandbox import PROVIDER
+from ..workspace.scripts import Script, ScriptResult, find_script, missing_module, script_command
 from .meta_tools import unknown_skill_message
 from .operations import Operation, meta_tool_tag
 from .telemetry import record_script_result
 
-__all__ = ('SCRIPT_TOOL_NAME', 'ScriptOptions', 'build_script_toolset', 'report', 'script_runner')
+__all__ = ('MAX_ARGUMENTS', 'SCRIPT_TOOL_NAME', 'ScriptOptions', 'build_script_toolset', 'report', 'run_script')
 
 SCRIPT_TOOL_NAME = 'run_skill_script'
 MAX_ARGUMENTS = 100
+"""A run takes at most this many arguments."""
+MAX_INPUT_BYTES = 1024 * 1024
+"""The model's input files for one run, in all."""
 
 
-def build_script_toolset(library: SkillLibrary, capability_id: str, runner: ScriptRunner) -> FunctionToolset[Any]:
-    """The toolset holding `run_skill_script`, which runs scripts through `runner`."""
+@dataclass(frozen=True)
+class ScriptOptions:
+    """Whether the model may run the scripts of loaded skills, with what limits and whose approval; checked when
+    created.
+
+    Raises:
+        SkillError: an option has the wrong type (the message names it).
+    """
+
+    scripts: bool = False
+    """Let the model run the scripts of loaded skills with `run_skill_script`, in the run's workspace: the one the
+    agent's capabilities give it (pydantic-ai's `LocalWorkspace`, a harness sandbox, `workspace=` on the run), else
+    skillshelf's own bubblewrap sandbox (`SkillSandbox`), one folder per conversation."""
+    script_approval: bool = False
+    """Ask before each script run (pydantic-ai's deferred tool requests: the run ends with `DeferredToolRequests`,
+    or a `HandleDeferredToolCalls` capability decides), unless a loaded skill's `allowed-tools` pre-approves it
+    (`Bash(python scripts/fill.py:*)`; see `capability.approval`)."""
+    script_limits: ScriptLimits = field(default_factory=ScriptLimits)
+    """The time and output limits of a run, in any workspace, and the resource limits of skillshelf's own sandbox
+    when `Skills` supplies it (give `SkillSandbox(limits=...)` yourself otherwise)."""
+
+    def __post_init__(self) -> None:
+        for option in ('scripts', 'script_approval'):
+            if not isinstance(getattr(self, option), bool):
+                raise SkillError(f'the `{option}` option must be true or false, not {getattr(self, option)!r}')
+        limits = cast(object, self.script_limits)
+        if isinstance(limits, Mapping):  # from an agent spec
+            try:
+                limits = ScriptLimits(**cast('Mapping[str, Any]', limits))
+            except TypeError as error:
+                raise SkillError(f'the `script_limits` option: {error}') from None
+            object.__setattr__(self, 'script_limits', limits)
+        if not isinstance(limits, ScriptLimits):
+            raise SkillError(f'the `script_limits` option must be ScriptLimits, not {limits!r}')
+
+
+def build_script_toolset(library: SkillLibrary, capability_id: str, limits: ScriptLimits) -> FunctionToolset[Any]:
+    """The toolset holding `run_skill_script`, which runs scripts in the run's workspace within `limits`."""
     toolset = FunctionToolset[Any](id=f'{capability_id}.scripts', max_retries=3)
 
-    @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.RUN))
+    @toolset.tool(metadata=meta_tool_tag(capability_id, Operation.RUN))
     async def run_skill_script(
-        name: str, script: str, args: list[str] | None = None, files: dict[str, str] | None = None
+        ctx: RunContext[Any],
+        name: str,
+        script: str,
+        args: list[str] | None = None,
+        files: dict[str, str] | None = None,
     ) -> str:
-        """Run a script that belongs to a loaded skill and return its exit code and output (stdout and stderr).
+        """Run a script of a loaded skill in the workspace and return its exit code and output.
 
-        Each run starts in a new, empty work directory, its current directory; the skill folder is read-only.
-        Nothing persists between runs: give input as `files`, and read results from the output.
+        It runs in the workspace's working directory, where files stay between runs: pass input and output file
+        names in `args`. The skill's files are in the workspace too (its folder is named when it is loaded).
 
         Args:
             name: The skill's name.
-            script: The script's path relative to the skill folder, as listed by `load_skill` (e.g. `scripts/x.py`).
+            script: The script's path in the skill, as `load_skill` lists it (`scripts/x.py`), or a Python module
+                (`scripts.x`, run as `python -m scripts.x`).
             args: Command-line arguments, one string each (no shell: quotes and `*` are passed as they are).
-            files: Text files to create in the work directory before the run, by relative path (e.g.
-                `{"data.csv": "a,b\\n1,2\\n"}`); pass their names in `args`.
+            files: Text files to write into the working directory first, by relative path (e.g.
+                `{"data.csv": "a,b\\n1,2\\n"}`).
         """
         skill = library.get(name)
         if skill is None:
             return unknown_skill_message(library, name)
-        if skill.skill_file is None:
-            return f'The skill {name!r} is defined in Python: it has no scripts to run.'
-        arguments = args or []
-        if len(arguments) > MAX_ARGUMENTS:
-            return f'Too many arguments ({len(arguments)}); at most {MAX_ARGUMENTS}.'
-        try:
-            relative = safe_relative_path(script)
-            interpreter = choose_interpreter(relative, skill.read_resource(relative.as_posix()))
-            request = ScriptRequest(name, skill.skill_file.folder, relative, interpreter, tuple(arguments), files or {})
-            result = await runner.run(request)
-        except (ResourceError, ScriptError) as error:
-            return f'Cannot run {shown(script)} of {name!r}: {error}.'
-        record_script_result(result)
-        return report(relative.as_posix(), result, runner)
+        return await run_script(ctx.workspace, skill, script, args or [], files or {}, limits)
 
     return toolset
 
 
-def report(script: str, result: ScriptResult, runner: ScriptRunner) -> str:
+async def run_script(
+    workspace: Workspace,
+    skill: Skill[Any],
+    requested: str,
+    args: list[str],
+    files: dict[str, str],
+    limits: ScriptLimits,
+) -> str:
+    """Run `requested`, a script of `skill`, in `workspace` with `args`, after writing `files` there; the report for
+    the model (see `report`)."""
+    if not workspace.attached:
+        return (
+            f'Cannot run {shown(requested)}: this run has no workspace to run scripts in. Tell the user that the agent '
+            'needs one (a LocalWorkspace or SkillSandbox capability).'
+        )
+    if len(args) > MAX_ARGUMENTS:
+        return f'Too many arguments ({len(args)}); at most {MAX_ARGUMENTS}.'
+    try:
+        found = await asyncio.to_thread(_find, skill, requested)
+        first_line = await asyncio.to_thread(_first_line, skill, found)
+        copied = await copy_skill(workspace, skill)
+        await _write_inputs(workspace, files)
+        argv, env = script_command(found, copied.folder, first_line, args, await _python(workspace))
+        result = await _run(workspace, argv, env, limits)
+    except (ResourceError, ScriptError) as error:
+        return f'Cannot run {shown(requested)} of {skill.name!r}: {error}'
+    except WorkspaceError as error:
+        return f'Cannot run {shown(requested)} of {skill.name!r}: the workspace failed ({error}).'
+    record_script_result(result)
+    if (module := missing_module(result.stderr)) is not None:
+        warnings.warn(
+            SkillWarning(
+                f'skill {skill.name!r}: {found.path} needs the Python module {module!r}, which the environment that '
+                'runs scripts lacks (install it there, e.g. in the interpreter given to SkillSandbox(python=...))'
+            ),
+            stacklevel=2,
+        )
+    return report(found.path, result, limits, module)
+
+
+def report(script: str, result: ScriptResult, limits: ScriptLimits, missing: str | None = None) -> str:
     """The model's account of one run."""
-    limits = getattr(runner, 'limits', None)
     if result.timed_out:
-        seconds = f' after {limits.timeout:g} s' if limits is not None else ''
-        lines = [f'{script} was stopped{seconds}: it reached the time limit, and every process it started was killed.']
-    elif result.exit_code is not None and result.exit_code < 0:
-        lines = [f'{script} was killed by signal {-result.exit_code}.']
+        lines = [
+            f'{script} was stopped after {limits.timeout:g} s: it reached the time limit, and every process it '
+            'started was killed.'
+        ]
+    elif result.stopped == 'output':
+        lines = [f'{script} was stopped: it wrote more output than the workspace takes.']
     else:
         lines = [f'{script} exited with code {result.exit_code}.']
-    shown_bytes = len(result.output.encode('utf-8', 'replace'))
-    lines += ['Output:', result.output.rstrip('\n')] if result.output else ['It printed nothing.']
+    if result.stdout:
+        lines += ['Output:', result.stdout.rstrip('\n')]
+    if result.stderr:
+        lines += ['Errors:', result.stderr.rstrip('\n')]
+    if not result.stdout and not result.stderr:
+        lines.append('It printed nothing.')
+    shown_bytes = len(result.stdout.encode('utf-8', 'replace')) + len(result.stderr.encode('utf-8', 'replace'))
     if result.output_bytes > shown_bytes:
         lines.append(
             f'[output cut: only the first {shown_bytes:,} of {result.output_bytes:,} bytes are shown; '
             'print less, or write to a file and print a summary]'
         )
-    if result.files:
-        listed = ', '.join(f'{path} ({size:,} bytes)' for path, size in result.files.items())
-        lines.append(f'Files left in the work directory (deleted after the run): {listed}.')
+    if missing is not None:
+        lines.append(
+            f'The script needs the Python module {missing!r}, which the environment that runs scripts does not have. '
+            'Do not retry it: tell the user the module is missing there, or carry on without this script.'
+        )
     return '\n'.join(lines)
 
 
-@dataclass(frozen=True)
-class ScriptOptions:
-    """Whether the model may run the scripts of loaded skills, where, and with whose approval; checked when created.
+def _find(skill: Skill[Any], requested: str) -> Script:
+    return find_script(requested, skill.content.list_files())
+
+
+def _first_line(skill: Skill[Any], script: Script) -> str:
+    """The script's first line, for a `#!` (at most 256 bytes of it are read)."""
+    try:
+        head = skill.content.read_bytes(script.path, 1 << 26)[:256]
+    except ResourceError:
+        return ''
+    return head.decode('utf-8', 'replace').split('\n', 1)[0]
+
+
+async def _write_inputs(workspace: Workspace, files: dict[str, str]) -> None:
+    """The model's input files, written into the working directory.
 
     Raises:
-        SkillError: an option has the wrong type, or `scripts=True` where bubblewrap is not installed.
+        ScriptError: a path is not a plain relative path, or the files are too large together.
     """
-
-    scripts: bool | ScriptRunner = False
-    """Let the model run the scripts of loaded skills with `run_skill_script`: `True` runs each in a bubblewrap
-    sandbox (`BubblewrapRunner`); or pass a runner (`LocalRunner()` runs them unsandboxed, for trusted skills only).
-    With scripts on, `${SKILL_DIR}` in a skill's instructions becomes its folder as scripts see it."""
-    script_approval: bool = False
-    """Ask before each script run (pydantic-ai's deferred tool requests: the run ends with `DeferredToolRequests`,
-    or a `HandleDeferredToolCalls` capability decides), unless the loaded skill's `allowed-tools` pre-approves it
-    (`Bash(python scripts/fill.py:*)`; see `capability.approval`)."""
-    runner: ScriptRunner | None = field(default=None, init=False, compare=False)
-    """What runs the scripts: `None` with scripts off."""
-
-    def __post_init__(self) -> None:
-        if not isinstance(cast(object, self.script_approval), bool):
-            raise SkillError(f'the `script_approval` option must be true or false, not {self.script_approval!r}')
-        object.__setattr__(self, 'runner', script_runner(self.scripts))
+    size = sum(len(text.encode('utf-8', 'surrogatepass')) for text in files.values())
+    if size > MAX_INPUT_BYTES:
+        raise ScriptError(f'the input files are {size:,} bytes; the limit is {MAX_INPUT_BYTES:,}')
+    for requested, text in files.items():
+        try:
+            relative = safe_relative_path(requested).as_posix()
+        except ResourceError as error:
+            raise ScriptError(f'cannot write the input file: {error}') from None
+        await workspace.write_bytes(relative, text.encode('utf-8', 'replace'))
 
 
-def script_runner(option: object) -> ScriptRunner | None:
-    """The runner the `scripts` option of `Skills` asks for: none, the bubblewrap sandbox, or the one given.
+async def _python(workspace: Workspace) -> str:
+    """The command that runs Python in `workspace`: skillshelf's sandbox puts its interpreter first on `PATH`; a
+    workspace that can see the agent's own interpreter (a local one, a sandbox on this machine) uses that; anything
+    else its `python3`."""
+    if workspace.ref is not None and workspace.ref.provider == PROVIDER:
+        return 'python3'
+    return sys.executable if await workspace.exists(sys.executable) else 'python3'
 
-    Raises:
-        SkillError: the option is not a bool or a runner, or `True` where bubblewrap is not installed.
-    """
-    if option is False:
-        return None
-    if option is True:
-        return BubblewrapRunner()
-    if isinstance(option, ScriptRunner):
-        return option
-    raise SkillError(f'the `scripts` option must be true, false or a script runner, not {option!r}')
+
+async def _run(workspace: Workspace, argv: list[str], env: dict[str, str], limits: ScriptLimits) -> ScriptResult:
+    """One run within `limits`, its output cut to what the model is shown."""
+    try:
+        done = await workspace.run(argv, env=env, timeout=limits.timeout)
+    except WorkspaceTimeoutError as error:
+        return _cut(None, error.stdout, error.stderr, limits, 'timeout')
+    except WorkspaceOutputLimitError as error:
+        return _cut(None, error.stdout, error.stderr, limits, 'output')
+    return _cut(done.exit_code, done.stdout, done.stderr, limits)
+
+
+def _cut(
+    exit_code: int | None, stdout: str, stderr: str, limits: ScriptLimits, stopped: str | None = None
+) -> ScriptResult:
+    """The result with at most `limits.max_output_bytes` of output, stdout first."""
+    data = (stdout.encode('utf-8', 'replace'), stderr.encode('utf-8', 'replace'))
+    kept_out = data[0][: limits.max_output_bytes]
+    kept_err = data[1][: max(0, limits.max_output_bytes - len(kept_out))]
+    decoded = (kept_out.decode('utf-8', 'ignore'), kept_err.decode('utf-8', 'ignore'))
+    return ScriptResult(exit_code, decoded[0], decoded[1], len(data[0]) + len(data[1]), stopped)

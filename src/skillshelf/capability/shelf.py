@@ -7,20 +7,24 @@ engines need toolsets that exist when the agent is built, with stable ids).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import asyncio
+import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
+from pydantic_ai.workspaces import Workspace, WorkspaceError
 
+from ..errors import SkillWarning
 from ..library import SkillLibrary
 from ..library.collection import check_tool_names
 from ..skill import Skill
+from ..workspace.materialise import Copied, copy_skill
 from .catalog import CatalogEntry, text_fields
 from .lazy_toolset import LazyToolset
-from .meta_tools import META_TOOL_NAMES, build_meta_toolset
+from .meta_tools import META_TOOL_NAMES, Placement, build_meta_toolset
 from .operations import skill_tool_tag
 from .options import SkillsOptions
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset
@@ -71,7 +75,7 @@ class Shelf:
         with_tools = [skill for skill in self.library.skills.values() if skill.origin is None or skill.tool_names]
         self._tool_count = _count_tools(with_tools)
         self.with_tools = {skill.name for skill in with_tools}
-        runner = self.options.scripts.runner
+        scripts = self.options.scripts
         self.toolset = CombinedToolset[Any](
             [
                 build_meta_toolset(
@@ -79,20 +83,23 @@ class Shelf:
                     self.capability_id,
                     self.options.search.search_limit,
                     self.with_tools,
-                    self.skill_dir,
+                    self.place,
                     threshold=self.options.search.search_threshold,
                 ),
-                *([build_script_toolset(self.library, self.capability_id, runner)] if runner is not None else []),
+                *(
+                    [build_script_toolset(self.library, self.capability_id, scripts.script_limits)]
+                    if scripts.scripts
+                    else []
+                ),
                 *(_skill_toolset(skill, self.capability_id) for skill in with_tools),
             ]
         )
         self.sync()
 
     @property
-    def skill_dir(self) -> Callable[[Path], str] | None:
-        """With scripts on, how `${SKILL_DIR}` is expanded: the folder as the runner shows it to scripts."""
-        runner = self.options.scripts.runner
-        return runner.skill_dir if runner is not None else None
+    def place(self) -> Placement | None:
+        """With scripts on, how a loaded skill's files reach the run's workspace (see `place_skill`)."""
+        return place_skill if self.options.scripts.scripts else None
 
     def sync(self) -> None:
         """Catch up with a library check (this run's or a concurrent run's) that replaced the skills: render the
@@ -112,6 +119,20 @@ class Shelf:
         if count != self._tool_count:
             check_tool_names(self.library.skills.values(), set(RESERVED_TOOL_NAMES))
             self._tool_count = count
+
+
+async def place_skill(workspace: Workspace, skill: Skill[Any]) -> Copied | None:
+    """Copy `skill`'s files into `workspace` (see `workspace.materialise`): where they are, or `None` when there is no
+    workspace, the skill has no files, or the workspace refused them (the skill still loads, without them)."""
+    if not workspace.attached or not await asyncio.to_thread(skill.content.list_files):
+        return None
+    try:
+        return await copy_skill(workspace, skill)
+    except (WorkspaceError, OSError, ValueError) as error:
+        warnings.warn(
+            SkillWarning(f'skill {skill.name!r}: its files could not be put in the workspace: {error}'), stacklevel=2
+        )
+        return None
 
 
 def _skill_toolset(skill: Skill[AgentDepsT], capability_id: str) -> AbstractToolset[AgentDepsT]:

@@ -16,25 +16,28 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler, durable_operation
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..library import LibraryOptions, SkillLibrary
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.lexical import DEFAULT_THRESHOLD
 from ..ranking.ranker import RankerFactory, SearchMode
 from ..ranking.semantic import Encoder
-from ..scripts.runner import ScriptRunner
 from ..skill import Skill
 from ..sources.base import SkillSource
 from ..sources.spec import SourceSpec
+from ..workspace.limits import ScriptLimits
+from ..workspace.sandbox import PROVIDER, SkillSandbox
 from .approval import ask_before_script, preapproved
 from .catalog import DEFAULT_CATALOG_BUDGET, DEFAULT_CATALOG_ENTRY
 from .dispatch import execute
-from .durable import in_durable_unit, in_durable_workflow, off_event_loop
+from .durable import in_durable_unit, in_durable_workflow, off_event_loop, supplies_workspace
 from .history import DEFAULT_ID, loaded_from_history, loaded_skills, revealed_from_history
 from .invocation import SkillCommand, UserLoad, invoke_from_prompt, user_load
 from .operations import tag_of
@@ -112,10 +115,12 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Pick up changed skills at each run (`LibraryOptions.auto_reload`)."""
     trusted_directories: Sequence[str | Path] = ()
     """Directories whose skills' Python tools are imported (`LibraryOptions.trusted_directories`)."""
-    scripts: bool | ScriptRunner = False
-    """Let the model run loaded skills' scripts (`ScriptOptions.scripts`)."""
+    scripts: bool = False
+    """Let the model run loaded skills' scripts in the workspace (`ScriptOptions.scripts`)."""
     script_approval: bool = False
     """Ask before each script run (`ScriptOptions.script_approval`)."""
+    script_limits: ScriptLimits = field(default_factory=ScriptLimits)
+    """Limits of a script run (`ScriptOptions.script_limits`)."""
 
     _shelf: Shelf = field(init=False, repr=False, compare=False)
     """The library, catalog and toolset every run shares (built at construction)."""
@@ -123,6 +128,8 @@ class Skills(AbstractCapability[AgentDepsT]):
     """This run's load state (empty on the agent-level instance)."""
     _check_in_run: bool = field(default=False, init=False, repr=False, compare=False)
     """This run is a durable workflow's, so the library check waits for `before_run`, where it is recorded."""
+    _sandbox: SkillSandbox | None = field(default=None, init=False, repr=False, compare=False)
+    """The workspace `Skills` supplies for scripts when no other capability of the agent supplies one."""
 
     def __post_init__(self) -> None:
         self.id = self.id or DEFAULT_ID
@@ -153,6 +160,26 @@ class Skills(AbstractCapability[AgentDepsT]):
         merged = LibraryOptions.merged([part._shelf.options.library for part in parts])
         skills = cast('list[str]', [skill for part in parts for skill in skill_list(part.skills)])
         return replace(parts[-1], skills=skills, **{name: getattr(merged, name) for name in _MERGED})
+
+    def for_agent(self, agent: AbstractAgent[AgentDepsT, Any]) -> Skills[AgentDepsT]:
+        """With scripts on and no other capability of `agent` supplying a workspace, supply skillshelf's sandbox
+        (`SkillSandbox`) as the run's workspace.
+
+        Raises:
+            SkillError: the sandbox is needed and bubblewrap is not installed.
+        """
+        if not self._shelf.options.scripts.scripts or supplies_workspace(agent, besides=self):
+            return self
+        bound = copy.copy(self)
+        bound._sandbox = SkillSandbox(limits=self._shelf.options.scripts.script_limits)
+        return bound
+
+    def get_workspace(self, ctx: RunContext[AgentDepsT], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
+        """skillshelf's sandbox, for a new conversation or one whose history names it (see `for_agent`); `None` leaves
+        the choice to the agent's other capabilities."""
+        if self._sandbox is None or (ref is not None and ref.provider != PROVIDER):
+            return None
+        return self._sandbox.get_workspace(ctx, ref=ref)
 
     def get_instructions(self) -> str:
         """The catalog: identical on every request, so it never breaks a prompt cache."""
@@ -216,7 +243,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         """What a user's `/name` does (see `invocation.user_load`). Under a durable engine this is a recorded
         operation: a recovered run gets the reply the original run got, reading no `SKILL.md`, even if the skill was
         edited or removed since."""
-        return user_load(self._shelf, name, arguments)
+        return await user_load(ctx, self._shelf, name, arguments)
 
     async def prepare_tools(self, ctx: RunContext[AgentDepsT], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
         """Hide the tools of skills not loaded in this conversation; every other tool passes untouched.
@@ -287,7 +314,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         """With `script_approval`, a loaded skill's script run waits for approval (see `handle_deferred_tool_calls`)."""
         if self._shelf.options.scripts.script_approval:
             tag = tag_of(tool_def, self.capability_id)
-            ask_before_script(tag, args, self._state.loaded, approved=ctx.tool_call_approved)
+            ask_before_script(tag, args, self.library, approved=ctx.tool_call_approved)
         return args
 
     async def handle_deferred_tool_calls(

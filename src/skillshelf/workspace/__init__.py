@@ -1,0 +1,11 @@
+"""Skills that do real work: their scripts and files in the run's pydantic-ai workspace.
+
+`SkillSandbox` supplies a workspace in a bubblewrap sandbox, one folder per conversation (`sandbox`, `bubblewrap`);
+`materialise` copies a skill's files into any workspace; `scripts` runs a skill's script there within `ScriptLimits`.
+"""
+
+from .limits import ScriptLimits
+from .sandbox import PROVIDER, SandboxWorkspace, SkillSandbox
+from .scripts import ScriptResult
+
+__all__ = ('PROVIDER', 'SandboxWorkspace', 'ScriptLimits', 'ScriptResult', 'SkillSandbox')
