@@ -220,7 +220,9 @@ def test_a_file_named_like_a_program_is_not_pre_approved_as_that_program(tmp_pat
     assert isinstance(result.output, DeferredToolRequests)
     [waiting] = result.output.approvals
     assert result.output.metadata[waiting.tool_call_id]['command'] == 'bash python scripts/fill.py'
-    case("The model's calls", 'a skill file named `python`, against `Bash(python scripts/fill.py:*)`', 'not pre-approved')
+    case(
+        "The model's calls", 'a skill file named `python`, against `Bash(python scripts/fill.py:*)`', 'not pre-approved'
+    )
 
 
 def test_script_approval_is_checked_as_an_option() -> None:

@@ -49,6 +49,10 @@ class Skill(Generic[AgentDepsT]):
     """Free-form metadata: the frontmatter `metadata` and unknown fields (`when_to_use`, `tags`, ...)."""
     content: SkillContent
     """Its instructions and files, wherever they are kept (memory, a folder, a registry)."""
+    trusted: bool
+    """Whether the application vouches for it: defined in Python, or found in one of `trusted_directories`. Only a
+    trusted skill's `allowed-tools` may pre-approve the agent's other tools and shell commands; any other skill's
+    pre-approve only its own scripts and tools."""
     _toolset: AbstractToolset[AgentDepsT] | None
     """The toolset given, or a function toolset made on first use: most folder skills have no tools, and a large
     library would make one for each."""
@@ -97,6 +101,7 @@ class Skill(Generic[AgentDepsT]):
         self.description = description.strip()
         self.metadata = dict(metadata or {})
         self.content = TextContent(instructions, _text_files(name, resources or {}))
+        self.trusted = True  # defined in the application's own code
         self._toolset = toolset
         for tool in tools:
             if isinstance(tool, Tool):
@@ -123,16 +128,24 @@ class Skill(Generic[AgentDepsT]):
         return cls.from_frontmatter(skill_file, read_frontmatter(skill_file))
 
     @classmethod
-    def from_frontmatter(cls, skill_file: SkillFile, front: Frontmatter) -> Skill[Any]:
+    def from_frontmatter(cls, skill_file: SkillFile, front: Frontmatter, *, trusted: bool = False) -> Skill[Any]:
         """The skill of `skill_file`, whose frontmatter is `front` (read with `read_frontmatter`); its body is
-        read when it is loaded."""
-        return cls.from_content(front.name, front.description, FolderContent(skill_file), metadata=_metadata(front))
+        read when it is loaded. `trusted`: its folder is one the application vouches for."""
+        content = FolderContent(skill_file)
+        return cls.from_content(front.name, front.description, content, metadata=_metadata(front), trusted=trusted)
 
     @classmethod
     def from_content(
-        cls, name: str, description: str, content: SkillContent, *, metadata: Mapping[str, Any] | None = None
+        cls,
+        name: str,
+        description: str,
+        content: SkillContent,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        trusted: bool = False,
     ) -> Skill[Any]:
-        """A skill whose instructions and files `content` holds (a folder, a registry's rows, your own store).
+        """A skill whose instructions and files `content` holds (a folder, a registry's rows, your own store);
+        `trusted` if the application vouches for it (see `Skill.trusted`).
 
         Raises:
             SkillFormatError: the name breaks the naming rules, the description is empty, or a text holds a
@@ -140,6 +153,7 @@ class Skill(Generic[AgentDepsT]):
         """
         skill: Skill[Any] = cls(name, description, metadata=metadata)
         skill.content = content
+        skill.trusted = trusted
         return skill
 
     @classmethod

@@ -22,7 +22,7 @@ own tools (`Read`, `Grep`, `WebFetch(...)`, ...) name nothing in a pydantic-ai a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
@@ -36,10 +36,19 @@ from ..errors import ResourceError, ScriptError
 from ..library import SkillLibrary
 from ..skill import Skill
 from ..workspace.scripts import find_script, kind_from_shebang
+from .file_tools import COMMAND_TOOL_NAME
 from .operations import Operation, Tag
 from .script_tool import SCRIPT_TOOL_NAME
 
-__all__ = ('Preapproval', 'ScriptCall', 'ask_before_script', 'preapproved', 'preapproving_skill', 'script_call')
+__all__ = (
+    'Preapproval',
+    'ScriptCall',
+    'ask_before_command',
+    'ask_before_script',
+    'preapproved',
+    'preapproving_skill',
+    'script_call',
+)
 
 _PROGRAMS = frozenset({'python', 'bash', 'node'})
 _INTERPRETER_SPELLINGS = {'python3': 'python', 'sh': 'bash'}
@@ -64,22 +73,37 @@ def ask_before_script(tag: Tag | None, args: dict[str, Any], library: SkillLibra
         raise ApprovalRequired(metadata={'skill': skill.name, 'command': call.command})
 
 
+def ask_before_command(tag: Tag | None, args: dict[str, Any], *, approved: bool) -> None:
+    """Make every `run_command` call wait for approval (unless it was approved); a loaded trusted skill's
+    `allowed-tools` may answer it (see `preapproved`).
+
+    Raises:
+        ApprovalRequired: the call is a `run_command` not approved yet.
+    """
+    if tag is not None and tag.operation is Operation.COMMAND and not approved:
+        raise ApprovalRequired(metadata={'command': str(args.get('command', ''))})
+
+
 def preapproved(
-    requests: DeferredToolRequests, loaded: Sequence[str], library: SkillLibrary
+    requests: DeferredToolRequests, loaded: Sequence[str], library: SkillLibrary, owners: Mapping[str, str]
 ) -> DeferredToolResults | None:
     """Approvals for the calls awaiting approval that a loaded skill's `allowed-tools` pre-approves; `None` when it
-    pre-approves none (the application decides the others)."""
+    pre-approves none (the application decides the others). `owners` maps each skill tool to its skill."""
     approvals: dict[str, ToolApproved] = {}
     answered_by: dict[str, str] = {}
     for call in requests.approvals:
-        if (skill := preapproving_skill(call, loaded, library)) is not None:
+        if (skill := preapproving_skill(call, loaded, library, owners)) is not None:
             approvals[call.tool_call_id] = ToolApproved()
             answered_by[call.tool_call_id] = f'allowed-tools of skill {skill!r}'
     return requests.build_results(approvals=approvals, answered_by=answered_by) if approvals else None
 
 
-def preapproving_skill(call: ToolCallPart, loaded: Sequence[str], library: SkillLibrary) -> str | None:
-    """The loaded skill whose `allowed-tools` pre-approves `call`: for a script run, the script's own skill."""
+def preapproving_skill(
+    call: ToolCallPart, loaded: Sequence[str], library: SkillLibrary, owners: Mapping[str, str] | None = None
+) -> str | None:
+    """The loaded skill whose `allowed-tools` pre-approves `call`: for a script run, the script's own skill; for a
+    shell command (`run_command`) or another tool of the agent, a trusted skill (see `Skill.trusted`), or the skill
+    the tool belongs to (`owners`: tool → skill)."""
     args = call.args_as_dict()
     if call.tool_name == SCRIPT_TOOL_NAME:
         name = args.get('name')
@@ -87,7 +111,19 @@ def preapproving_skill(call: ToolCallPart, loaded: Sequence[str], library: Skill
         if skill is None or (run := script_call(skill, args)) is None:
             return None
         return skill.name if Preapproval(skill.allowed_tools).approves_script(run) else None
-    return next((name for name in loaded if _preapproval(library, name).approves_tool(call.tool_name)), None)
+    skills = [skill for name in loaded if (skill := library.get(name)) is not None]
+    if call.tool_name == COMMAND_TOOL_NAME:
+        command = str(args.get('command', ''))
+        return next((skill.name for skill in skills if skill.trusted and _rules(skill).approves_command(command)), None)
+    owner = (owners or {}).get(call.tool_name)
+    return next(
+        (
+            skill.name
+            for skill in skills
+            if (skill.trusted or owner == skill.name) and _rules(skill).approves_tool(call.tool_name)
+        ),
+        None,
+    )
 
 
 @dataclass(frozen=True)
@@ -136,9 +172,8 @@ def _shebang_kind(skill: Skill[Any], path: str) -> str:
         return ''
 
 
-def _preapproval(library: SkillLibrary, name: str) -> Preapproval:
-    skill = library.get(name)
-    return Preapproval(skill.allowed_tools if skill is not None else ())
+def _rules(skill: Skill[Any]) -> Preapproval:
+    return Preapproval(skill.allowed_tools)
 
 
 @dataclass(frozen=True)
@@ -161,6 +196,15 @@ class Preapproval:
             rule.fullmatch(call.command if names_program else call.without_interpreter)
             for rule, names_program in self._script_rules
         )
+
+    def approves_command(self, command: str) -> bool:
+        """Whether the shell command line `command` is pre-approved by a `Bash(...)` rule that names its program."""
+        words = command.split()
+        if not words:
+            return False
+        words[0] = _INTERPRETER_SPELLINGS.get(words[0], words[0])
+        line = ' '.join(words)
+        return any(rule.fullmatch(line) for rule, _ in self._script_rules)
 
     @cached_property
     def _tool_patterns(self) -> tuple[str, ...]:

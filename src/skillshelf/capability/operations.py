@@ -32,6 +32,10 @@ class Operation(str, Enum):
     """`read_skill_resource`"""
     RUN = 'run'
     """`run_skill_script`"""
+    FILES = 'files'
+    """`read_file`, `write_file`, `edit_file`, `list_files` (with `file_tools`)"""
+    COMMAND = 'command'
+    """`run_command` (with `file_tools`)"""
 
 
 @dataclass(frozen=True)

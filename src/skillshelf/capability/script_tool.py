@@ -62,9 +62,18 @@ class ScriptOptions:
     script_limits: ScriptLimits = field(default_factory=ScriptLimits)
     """The time and output limits of a run, in any workspace, and the resource limits of skillshelf's own sandbox
     when `Skills` supplies it (give `SkillSandbox(limits=...)` yourself otherwise)."""
+    file_tools: bool = False
+    """Give the model `read_file`, `write_file`, `edit_file`, `list_files` and `run_command` on the run's workspace
+    (see `file_tools`), for an agent without file tools of its own; `run_command` always waits for approval unless a
+    loaded trusted skill's `allowed-tools` allows the command."""
+
+    @property
+    def workspace(self) -> bool:
+        """Whether the model works in the run's workspace (scripts or file tools)."""
+        return self.scripts or self.file_tools
 
     def __post_init__(self) -> None:
-        for option in ('scripts', 'script_approval'):
+        for option in ('scripts', 'script_approval', 'file_tools'):
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(f'the `{option}` option must be true or false, not {getattr(self, option)!r}')
         limits = cast(object, self.script_limits)

@@ -23,6 +23,7 @@ from ..library.collection import check_tool_names
 from ..skill import Skill
 from ..workspace.materialise import Copied, copy_skill
 from .catalog import CatalogEntry, text_fields
+from .file_tools import FILE_TOOL_NAMES, build_file_toolset
 from .lazy_toolset import LazyToolset
 from .meta_tools import META_TOOL_NAMES, Placement, build_meta_toolset
 from .operations import skill_tool_tag
@@ -66,7 +67,8 @@ class Shelf:
         Raises:
             SkillError: the library cannot be built (see `SkillLibrary.build`).
         """
-        library = SkillLibrary.build(skills, options.library, options.search, reserved_tool_names=RESERVED_TOOL_NAMES)
+        reserved = reserved_tool_names(options)
+        library = SkillLibrary.build(skills, options.library, options.search, reserved_tool_names=reserved)
         return cls(library, options, capability_id)
 
     def __post_init__(self) -> None:
@@ -91,6 +93,7 @@ class Shelf:
                     if scripts.scripts
                     else []
                 ),
+                *([build_file_toolset(self.capability_id, scripts.script_limits)] if scripts.file_tools else []),
                 *(_skill_toolset(skill, self.capability_id) for skill in with_tools),
             ]
         )
@@ -99,7 +102,7 @@ class Shelf:
     @property
     def place(self) -> Placement | None:
         """With scripts on, how a loaded skill's files reach the run's workspace (see `place_skill`)."""
-        return place_skill if self.options.scripts.scripts else None
+        return place_skill if self.options.scripts.workspace else None
 
     def sync(self) -> None:
         """Catch up with a library check (this run's or a concurrent run's) that replaced the skills: render the
@@ -117,8 +120,13 @@ class Shelf:
             self.name_choices = [skill.name for skill in loadable] if len(loadable) <= NAME_CHOICES_LIMIT else None
         count = _count_tools(self.library.skills.values())
         if count != self._tool_count:
-            check_tool_names(self.library.skills.values(), set(RESERVED_TOOL_NAMES))
+            check_tool_names(self.library.skills.values(), set(reserved_tool_names(self.options)))
             self._tool_count = count
+
+
+def reserved_tool_names(options: SkillsOptions) -> tuple[str, ...]:
+    """The tool names no skill may use: the meta-tools, `run_skill_script`, and the file tools when they are on."""
+    return (*RESERVED_TOOL_NAMES, *(FILE_TOOL_NAMES if options.scripts.file_tools else ()))
 
 
 async def place_skill(workspace: Workspace, skill: Skill[Any]) -> Copied | None:

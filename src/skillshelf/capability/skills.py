@@ -34,7 +34,7 @@ from ..sources.base import SkillSource
 from ..sources.spec import SourceSpec
 from ..workspace.limits import ScriptLimits
 from ..workspace.sandbox import PROVIDER, SkillSandbox
-from .approval import ask_before_script, preapproved
+from .approval import ask_before_command, ask_before_script, preapproved
 from .catalog import DEFAULT_CATALOG_BUDGET, DEFAULT_CATALOG_ENTRY
 from .dispatch import execute
 from .durable import in_durable_unit, in_durable_workflow, off_event_loop, supplies_workspace
@@ -121,6 +121,8 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Ask before each script run (`ScriptOptions.script_approval`)."""
     script_limits: ScriptLimits = field(default_factory=ScriptLimits)
     """Limits of a script run (`ScriptOptions.script_limits`)."""
+    file_tools: bool = False
+    """File tools and shell commands on the workspace (`ScriptOptions.file_tools`)."""
 
     _shelf: Shelf = field(init=False, repr=False, compare=False)
     """The library, catalog and toolset every run shares (built at construction)."""
@@ -168,7 +170,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         Raises:
             SkillError: the sandbox is needed and bubblewrap is not installed.
         """
-        if not self._shelf.options.scripts.scripts or supplies_workspace(agent, besides=self):
+        if not self._shelf.options.scripts.workspace or supplies_workspace(agent, besides=self):
             return self
         bound = copy.copy(self)
         bound._sandbox = SkillSandbox(limits=self._shelf.options.scripts.script_limits)
@@ -311,9 +313,11 @@ class Skills(AbstractCapability[AgentDepsT]):
     async def after_tool_validate(
         self, ctx: RunContext[AgentDepsT], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
     ) -> dict[str, Any]:
-        """With `script_approval`, a loaded skill's script run waits for approval (see `handle_deferred_tool_calls`)."""
+        """A shell command (`run_command`) waits for approval, and with `script_approval` a script run too (see
+        `handle_deferred_tool_calls`)."""
+        tag = tag_of(tool_def, self.capability_id)
+        ask_before_command(tag, args, approved=ctx.tool_call_approved)
         if self._shelf.options.scripts.script_approval:
-            tag = tag_of(tool_def, self.capability_id)
             ask_before_script(tag, args, self.library, approved=ctx.tool_call_approved)
         return args
 
@@ -322,7 +326,7 @@ class Skills(AbstractCapability[AgentDepsT]):
     ) -> DeferredToolResults | None:
         """Approve the calls awaiting approval that a loaded skill's `allowed-tools` pre-approves; the application
         decides the others."""
-        return preapproved(requests, self._state.loaded, self.library)
+        return preapproved(requests, self._state.loaded, self.library, self._state.owners)
 
     async def wrap_tool_execute(
         self,

@@ -31,6 +31,8 @@ SPAN_NAMES: dict[Traced, str] = {
     Operation.UNLOAD: 'skillshelf.unload',
     Operation.READ: 'skillshelf.read_resource',
     Operation.RUN: 'skillshelf.run_script',
+    Operation.FILES: 'skillshelf.file',
+    Operation.COMMAND: 'skillshelf.command',
     'remind': 'skillshelf.reminder',
 }
 """The span of each meta-tool operation, and of a reminder's search."""

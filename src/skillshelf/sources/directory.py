@@ -187,7 +187,7 @@ def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_lin
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
         return
-    skill = Skill.from_frontmatter(skill_file, front)
+    skill = Skill.from_frontmatter(skill_file, front, trusted=trusted)
     if front.python_tools and not trusted:
         warnings.warn(SkillWarning(untrusted_note(Path(skill_file.path), front.python_tools)), stacklevel=2)
     elif front.python_tools:

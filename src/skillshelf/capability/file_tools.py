@@ -1,0 +1,216 @@
+"""File tools on the run's workspace, for agents without their own (opt-in: `Skills(file_tools=True)`).
+
+Skills written for Claude Code expect the model to read, write and edit files (unpack a `.docx`, edit its XML, pack
+it again) and to run a command now and then. An agent that has its own file tools (pydantic-ai-harness `FileSystem`
+and `Shell`) uses those on the same workspace; these are for the others: `read_file` (text by lines, images and
+PDFs as content the model sees), `write_file`, `edit_file`, `list_files`, and `run_command`, which always waits for
+approval unless a loaded skill's `allowed-tools` pre-approves the command (`Bash(git diff:*)`).
+
+Every path is relative to the workspace's working directory (absolute ones must lie inside it), and a symlink that
+leads out of it is refused.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from pydantic_ai import BinaryContent, RunContext
+from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLimitError, WorkspaceTimeoutError
+
+from .._text import shown
+from ..workspace.limits import ScriptLimits
+from ..workspace.materialise import SKILLS_FOLDER
+from .operations import Operation, meta_tool_tag
+
+__all__ = ('COMMAND_TOOL_NAME', 'FILE_TOOL_NAMES', 'build_file_toolset')
+
+COMMAND_TOOL_NAME = 'run_command'
+FILE_TOOL_NAMES = ('read_file', 'write_file', 'edit_file', 'list_files', COMMAND_TOOL_NAME)
+MAX_READ_LINES = 2000
+"""Lines `read_file` returns at most per call (ask again with `offset` for more)."""
+MAX_READ_BYTES = 8 << 20
+"""A file larger than this is not read whole (text is paged by lines, within this)."""
+MAX_MEDIA_BYTES = 5 << 20
+"""An image or PDF larger than this is described, not shown."""
+MAX_LISTED = 500
+"""Entries `list_files` returns at most."""
+_MEDIA = {
+    '.png': 'image/png',
+    '.jpg': 'image/jpeg',
+    '.jpeg': 'image/jpeg',
+    '.gif': 'image/gif',
+    '.webp': 'image/webp',
+    '.pdf': 'application/pdf',
+}
+
+
+class _Refused(Exception):
+    """A file call that cannot go on; the message is for the model."""
+
+
+def build_file_toolset(capability_id: str, limits: ScriptLimits) -> FunctionToolset[Any]:
+    """The toolset holding the file tools and `run_command` (see the module docstring)."""
+    toolset = FunctionToolset[Any](id=f'{capability_id}.files', max_retries=3)
+    tag = meta_tool_tag(capability_id, Operation.FILES)
+
+    @toolset.tool(metadata=tag)
+    async def read_file(ctx: RunContext[Any], path: str, offset: int = 0, limit: int = MAX_READ_LINES) -> Any:
+        """Read a file of the workspace: text by lines (numbered from 1), an image or PDF as itself.
+
+        Args:
+            path: The file, relative to the working directory (a skill's files are under `.skillshelf/skills/`).
+            offset: The first line to return (0: the start).
+            limit: How many lines, at most 2000.
+        """
+        try:
+            target = await _inside(ctx.workspace, path)
+            data = await ctx.workspace.read_bytes(target)
+        except (_Refused, OSError, ValueError, WorkspaceError) as error:
+            return f'Cannot read {shown(path)}: {_reason(error)}.'
+        media = _MEDIA.get(posixpath.splitext(target)[1].lower())
+        if media is not None:
+            if len(data) > MAX_MEDIA_BYTES:
+                return f'{shown(path)} is {len(data):,} bytes, over the {MAX_MEDIA_BYTES:,} bytes shown at once.'
+            return [f'{shown(path)} ({len(data):,} bytes):', BinaryContent(data, media_type=media)]
+        if b'\x00' in data[:8192]:
+            return f'{shown(path)} is a binary file ({len(data):,} bytes); it cannot be shown as text.'
+        lines = data[:MAX_READ_BYTES].decode('utf-8', 'replace').splitlines()
+        start, count = max(0, offset), max(1, min(limit, MAX_READ_LINES))
+        shown_lines = [f'{number + 1:>6}\t{line}' for number, line in enumerate(lines[start : start + count], start)]
+        rest = len(lines) - start - len(shown_lines)
+        more = f'\n[{rest:,} more lines: read again with offset={start + len(shown_lines)}]' if rest > 0 else ''
+        return '\n'.join(shown_lines) + more if shown_lines else f'{shown(path)} has no line {start + 1}.'
+
+    @toolset.tool(metadata=tag)
+    async def write_file(ctx: RunContext[Any], path: str, content: str) -> str:
+        """Write a text file in the workspace, creating its folders; an existing file is replaced.
+
+        Args:
+            path: The file, relative to the working directory.
+            content: Its whole text.
+        """
+        try:
+            target = await _inside(ctx.workspace, path, writing=True)
+            await ctx.workspace.write_bytes(target, content.encode('utf-8', 'replace'))
+        except (_Refused, OSError, ValueError, WorkspaceError) as error:
+            return f'Cannot write {shown(path)}: {_reason(error)}.'
+        return f'Wrote {shown(path)} ({len(content.encode("utf-8", "replace")):,} bytes).'
+
+    @toolset.tool(metadata=tag)
+    async def edit_file(ctx: RunContext[Any], path: str, old_text: str, new_text: str) -> str:
+        """Replace one exact piece of a text file with another; `old_text` must occur exactly once.
+
+        Args:
+            path: The file, relative to the working directory.
+            old_text: The text to replace, exactly as it is in the file (include enough to make it unique).
+            new_text: What replaces it.
+        """
+        try:
+            target = await _inside(ctx.workspace, path, writing=True)
+            text = (await ctx.workspace.read_bytes(target)).decode('utf-8')
+            found = text.count(old_text) if old_text else 0
+            if found != 1:
+                raise _Refused(
+                    f'`old_text` occurs {found} times; give text that occurs exactly once'
+                    if found
+                    else '`old_text` is not in the file; read it first and copy the text exactly'
+                )
+            await ctx.workspace.write_bytes(target, text.replace(old_text, new_text).encode('utf-8'))
+        except UnicodeDecodeError:
+            return f'Cannot edit {shown(path)}: it is not UTF-8 text.'
+        except (_Refused, OSError, ValueError, WorkspaceError) as error:
+            return f'Cannot edit {shown(path)}: {_reason(error)}.'
+        return f'Edited {shown(path)}.'
+
+    @toolset.tool(metadata=tag)
+    async def list_files(ctx: RunContext[Any], path: str = '.') -> str:
+        """List the files under a folder of the workspace, with their sizes (skills' own copies left out).
+
+        Args:
+            path: The folder, relative to the working directory.
+        """
+        try:
+            root = await _inside(ctx.workspace, path)
+            found = await _walk(ctx.workspace, root)
+        except (_Refused, OSError, ValueError, WorkspaceError) as error:
+            return f'Cannot list {shown(path)}: {_reason(error)}.'
+        if not found:
+            return f'{shown(path)} holds no files.'
+        more = '\n[and more: list a sub-folder]' if len(found) >= MAX_LISTED else ''
+        return '\n'.join(found) + more
+
+    @toolset.tool(metadata=meta_tool_tag(capability_id, Operation.COMMAND))
+    async def run_command(ctx: RunContext[Any], command: str) -> str:
+        """Run a shell command in the workspace's working directory. It waits for approval unless a loaded skill
+        allows it (its `allowed-tools`).
+
+        Args:
+            command: The command line, as for `sh -c`.
+        """
+        try:
+            done = await ctx.workspace.run(command, shell=True, timeout=limits.timeout)
+        except WorkspaceTimeoutError:
+            return f'The command was stopped after {limits.timeout:g} s, with every process it started.'
+        except WorkspaceOutputLimitError:
+            return 'The command was stopped: it wrote more output than the workspace takes.'
+        except WorkspaceError as error:
+            return f'The command could not run: {error}.'
+        output = (done.stdout + (f'\n{done.stderr}' if done.stderr else '')).strip()
+        data = output.encode('utf-8', 'replace')
+        cut = data[: limits.max_output_bytes].decode('utf-8', 'ignore')
+        note = (
+            f'\n[output cut: {len(data):,} bytes, the first {len(cut.encode()):,} shown]'
+            if len(cut) < len(output)
+            else ''
+        )
+        return f'Exit code {done.exit_code}.' + (f'\n{cut}{note}' if output else ' It printed nothing.')
+
+    return toolset
+
+
+async def _inside(workspace: Workspace, path: str, *, writing: bool = False) -> str:
+    """`path` resolved in the workspace, refused unless it (and where its symlinks lead) lies inside the working
+    directory; a skill's own copy is not written through these tools."""
+    if not workspace.attached:
+        raise _Refused('this run has no workspace')
+    root = await workspace.working_dir()
+    target = await workspace.resolve(path)
+    real_root = await workspace.realpath(root)
+    real = await workspace.realpath(target)
+    if real != real_root and not real.startswith(real_root.rstrip('/') + '/'):
+        raise _Refused('it is outside the workspace')
+    if writing and (real + '/').startswith(posixpath.join(real_root, SKILLS_FOLDER) + '/'):
+        raise _Refused("it is a skill's own file; copy it to the working directory and change the copy")
+    return target
+
+
+async def _walk(workspace: Workspace, root: str) -> list[str]:
+    """Files under `root`, by path relative to it, with sizes; hidden folders and skills' copies left out."""
+    found: list[str] = []
+    pending = [root]
+    while pending and len(found) < MAX_LISTED:
+        folder = pending.pop(0)
+        for entry in await workspace.list_dir(folder):
+            if entry.name.startswith('.'):
+                continue
+            relative = posixpath.relpath(entry.path, root)
+            if entry.is_dir:
+                pending.append(entry.path)
+            elif len(found) < MAX_LISTED:
+                size = f' ({entry.size:,} bytes)' if entry.size is not None else ''
+                found.append(f'{relative}{size}')
+    return found
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, FileNotFoundError):
+        return 'there is no such file'
+    if isinstance(error, IsADirectoryError):
+        return 'it is a folder'
+    if isinstance(error, NotADirectoryError):
+        return 'a part of the path is a file, not a folder'
+    if isinstance(error, PermissionError):
+        return 'permission denied'
+    return str(error) or type(error).__name__
