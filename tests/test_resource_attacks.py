@@ -25,7 +25,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from reliability.ledger import case, example
 
 from skillshelf import LibraryOptions, ResourceError, Skill, SkillLibrary, Skills, SkillWarning
-from skillshelf.content.base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES
+from skillshelf.capability.meta_tools import MAX_PAGED_BYTES
+from skillshelf.content.base import MAX_LISTED_RESOURCES
 from skillshelf.content.folder import (
     MAX_RESOURCE_DEPTH,
     hold_skill_folder,
@@ -66,7 +67,7 @@ def make_library(base: Path) -> Path:
     (demo / 'loop').symlink_to('loop')
     (demo / 'blob.bin').write_bytes(b'\x89PNG\r\n\x1a\n\x00\x00' + bytes(range(256)))
     (demo / 'latin1.txt').write_bytes('caf\xe9'.encode('latin-1'))
-    (demo / 'huge.md').write_text('x' * (MAX_RESOURCE_BYTES + 1), 'utf-8')
+    (demo / 'huge.md').write_text('x' * (MAX_PAGED_BYTES + 1), 'utf-8')
     if hasattr(os, 'mkfifo'):
         os.mkfifo(demo / 'pipe.md')
     return library
@@ -115,7 +116,7 @@ ATTACKS: list[tuple[str, str, str]] = [
     (
         'oversized file',
         'huge.md',
-        f'is {MAX_RESOURCE_BYTES + 1:,} bytes, over the {MAX_RESOURCE_BYTES:,}-byte limit for one read',
+        f'is {MAX_PAGED_BYTES + 1:,} bytes, over the {MAX_PAGED_BYTES:,}-byte limit for one read',
     ),
     ('a directory', 'sub', 'is not a file'),
     ('missing file', 'nope.md', "no resource 'nope.md'"),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any, cast
 
 from .._text import one_line
 from ..errors import SkillError
+from ..library.name_filter import name_patterns
 
 __all__ = (
     'DEFAULT_CATALOG_BUDGET',
@@ -15,6 +17,7 @@ __all__ = (
     'CatalogEntry',
     'CatalogOptions',
     'check_catalog_template',
+    'lists_every_skill_whole',
     'render_catalog',
     'text_fields',
 )
@@ -24,8 +27,8 @@ DEFAULT_CATALOG_BUDGET = 8000
 two typical skills, 250-character ones for a few dozen, names or a pointer to search beyond."""
 DEFAULT_CATALOG_ENTRY = '- {name}: {description}'
 """How each skill is listed; `{description}` is shortened as the library grows."""
-_DESCRIPTION_WIDTHS = (1024, 250, 80)
-"""Description lengths tried in turn: the Agent Skills maximum (so, in full), then shorter."""
+MIN_DESCRIPTION_WIDTH = 60
+"""Below this many characters a cut description says too little: the catalog lists names instead."""
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,12 @@ class CatalogOptions:
     catalog_entry: str = DEFAULT_CATALOG_ENTRY
     """How the catalog lists each skill: `{name}`, `{description}` and any text field of its frontmatter
     (`{when_to_use}`, `{argument-hint}`, `{license}`, ...); a field a skill lacks shows as nothing."""
+    pinned: str | Sequence[str] = ()
+    """Names or globs of the skills the catalog lists with their whole description whatever the library's size
+    (they count against the budget first)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, 'pinned', name_patterns(self.pinned, 'pinned'))
         budget = cast(object, self.catalog_budget)
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
             raise SkillError(f'the `catalog_budget` option must be a whole number, not {budget!r}')
@@ -55,9 +62,25 @@ class CatalogOptions:
             raise SkillError(f'the `catalog_entry` option must be text, not {self.catalog_entry!r}')
         check_catalog_template(self.catalog_entry)
 
-    def render(self, entries: Sequence[CatalogEntry]) -> str:
+    def render(self, entries: Sequence[CatalogEntry], *, search: bool = True) -> str:
         """The catalog of `entries` with these options (see `render_catalog`)."""
-        return render_catalog(entries, self.catalog_budget, header=self.catalog_header, entry=self.catalog_entry)
+        return render_catalog(
+            entries,
+            self.catalog_budget,
+            header=self.catalog_header,
+            entry=self.catalog_entry,
+            pinned=self.pinned_names(entries),
+            search=search,
+        )
+
+    def lists_every_skill_whole(self, entries: Sequence[CatalogEntry]) -> bool:
+        """Whether the catalog of `entries` lists every skill whole (see `lists_every_skill_whole`)."""
+        return lists_every_skill_whole(entries, self.catalog_budget, entry=self.catalog_entry)
+
+    def pinned_names(self, entries: Sequence[CatalogEntry]) -> set[str]:
+        """The names of `entries` that `pinned` matches."""
+        patterns = cast('tuple[str, ...]', self.pinned)
+        return {item.name for item in entries if any(fnmatchcase(item.name, pattern) for pattern in patterns)}
 
 
 @dataclass(frozen=True)
@@ -78,29 +101,72 @@ def render_catalog(
     *,
     header: str | None = None,
     entry: str = DEFAULT_CATALOG_ENTRY,
+    pinned: Collection[str] = (),
+    search: bool = True,
 ) -> str:
     """Render the catalog within `budget` characters, degrading predictably as the library grows.
 
-    The first form that fits wins: every entry with its whole description (and its `when_to_use`, if it has
-    one), descriptions cut to 250 characters, then to 80, names only, and finally a pointer to `search_skills`.
-    `header` replaces the opening text (`{count}` becomes the number of skills); `entry` is the template of each
-    line, with `{name}`, `{description}` and the entries' `fields`. The text depends only on its arguments, so it
-    is identical on every request.
+    The first form that fits wins: every entry with its whole description (and its `when_to_use`, if it has one);
+    then every description cut to the longest width that lets them all fit, so the budget is used and shared fairly
+    (short descriptions stay whole, long ones are cut alike), down to `MIN_DESCRIPTION_WIDTH`; then names only; and
+    finally a pointer to `search_skills`. The `pinned` skills (names) keep their whole descriptions in every form
+    but the pointer. `header` replaces the opening text (`{count}` becomes the number of skills; `search` says
+    whether it mentions `search_skills`); `entry` is the template of each line, with `{name}`, `{description}` and
+    the entries' `fields`. The text depends only on its arguments, so it is identical on every request.
     """
-    opening = _header(len(entries)) if header is None else header.replace('{count}', str(len(entries)))
+    return _catalog(entries, budget, header, entry, pinned, search)[0]
+
+
+def lists_every_skill_whole(
+    entries: Sequence[CatalogEntry], budget: int = DEFAULT_CATALOG_BUDGET, *, entry: str = DEFAULT_CATALOG_ENTRY
+) -> bool:
+    """Whether the catalog of `entries` lists every skill with its whole description (then `search_skills` adds
+    nothing the model does not already see)."""
+    return _catalog(entries, budget, None, entry, (), search=False)[1]
+
+
+def _catalog(
+    entries: Sequence[CatalogEntry],
+    budget: int,
+    header: str | None,
+    entry: str,
+    pinned: Collection[str],
+    search: bool,
+) -> tuple[str, bool]:
+    opening = _header(len(entries), search) if header is None else header.replace('{count}', str(len(entries)))
     if not entries:
-        return opening
+        return opening, True
     pointer = f'{opening}\n\nThe library is too large to list here: call `search_skills` to find skills.'
     # Every form below lists every name; when the names alone overflow, none fits, and a 100k-skill
     # library need not render full listings to find that out.
     if sum(len(item.name) + 2 for item in entries) > budget:
-        return pointer
-    for position, width in enumerate(_DESCRIPTION_WIDTHS):
-        text = f'{opening}\n\n' + '\n'.join(_line(item, entry, width, in_full=position == 0) for item in entries)
-        if len(text) <= budget:
-            return text
-    names = f'{opening}\n\nSkills: ' + ', '.join(item.name for item in entries) + '.'
-    return names if len(names) <= budget else pointer
+        return pointer, False
+    whole = _listing(opening, entries, entry, None, pinned)
+    if len(whole) <= budget:
+        return whole, True
+    longest = max(len(' '.join(item.description.split())) for item in entries)
+    if len(_listing(opening, entries, entry, MIN_DESCRIPTION_WIDTH, pinned)) <= budget:
+        low, high = MIN_DESCRIPTION_WIDTH, longest  # the widest cut that fits: lengths grow with the width
+        while low < high:
+            middle = (low + high + 1) // 2
+            if len(_listing(opening, entries, entry, middle, pinned)) <= budget:
+                low = middle
+            else:
+                high = middle - 1
+        return _listing(opening, entries, entry, low, pinned), False
+    kept = [item for item in entries if item.name in pinned]
+    others = [item.name for item in entries if item.name not in pinned]
+    lines = [_line(item, entry, None) for item in kept]
+    names = '\n\n'.join([opening, *(['\n'.join(lines)] if lines else []), f'Skills: {", ".join(others)}.'])
+    return (names, False) if len(names) <= budget else (pointer, False)
+
+
+def _listing(
+    opening: str, entries: Sequence[CatalogEntry], template: str, width: int | None, pinned: Collection[str]
+) -> str:
+    """The catalog listing every entry, descriptions cut to `width` (`None`: whole, with `when_to_use`)."""
+    lines = [_line(item, template, None if item.name in pinned else width) for item in entries]
+    return f'{opening}\n\n' + '\n'.join(lines)
 
 
 def check_catalog_template(entry: str) -> None:
@@ -117,12 +183,14 @@ def check_catalog_template(entry: str) -> None:
         raise SkillError(f'the `catalog_entry` option must show `{{name}}`, the name to load: {entry!r}')
 
 
-def _line(item: CatalogEntry, template: str, width: int, *, in_full: bool) -> str:
+def _line(item: CatalogEntry, template: str, width: int | None) -> str:
+    """One entry; `width=None` is its whole description, with its `when_to_use` unless the template shows that."""
     description = item.description
     when = item.fields.get('when_to_use') or item.fields.get('when-to-use')
-    if in_full and when and '{when_to_use}' not in template:
+    if width is None and when and '{when_to_use}' not in template:
         description = f'{description} {when}'
-    values = {**item.fields, 'name': item.name, 'description': one_line(description, width)}
+    text = ' '.join(description.split())
+    values = {**item.fields, 'name': item.name, 'description': text if width is None else one_line(text, width)}
     return ' '.join(_render(template, values).split())  # one line per skill, whatever the fields hold
 
 
@@ -136,12 +204,10 @@ class _Blank(dict[str, str]):
         return ''
 
 
-def _header(count: int) -> str:
+def _header(count: int, search: bool) -> str:
     noun = 'skill' if count == 1 else 'skills'
-    return (
-        f'You have {count} {noun}: instructions and tools you load with `load_skill` when a task needs one. '
-        '`search_skills` finds skills by task.'
-    )
+    finding = ' `search_skills` finds skills by task.' if search else ''
+    return f'You have {count} {noun}: load one with `load_skill` when a task needs it.{finding}'
 
 
 def text_fields(metadata: Mapping[Any, Any]) -> dict[str, str]:

@@ -19,6 +19,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace
 
 from .._text import one_line, shown
+from ..content.base import decode_text
 from ..errors import ResourceError, SkillFormatError
 from ..library import SkillLibrary
 from ..skill import Skill
@@ -27,6 +28,12 @@ from .arguments import substitute_arguments
 from .history import state_change
 from .operations import Operation, meta_tool_tag
 
+MAX_PAGE_LINES = 2000
+"""Lines of a skill's file one `read_skill_resource` call returns at most."""
+MAX_PAGE_CHARACTERS = 100_000
+"""Characters one `read_skill_resource` call returns at most (a page ends at a line's end)."""
+MAX_PAGED_BYTES = 8 << 20
+"""A skill's file larger than this is not read, even in pages."""
 MAX_QUERY_CHARACTERS = 1000
 """Longer queries are cut: the ranking needs keywords, not documents."""
 MAX_SEARCH_LIMIT = 20
@@ -73,10 +80,10 @@ def build_meta_toolset(
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.SEARCH))
     def search_skills(query: str, limit: int = default_limit) -> list[SkillMatch] | str:
-        """Find skills for a task: the best matches first, each scored from 0 to 1.
+        """Find skills for a task, best first (scores 0-1).
 
         Args:
-            query: The task in a few words, e.g. "fill a PDF form".
+            query: The task in a few words.
             limit: At most 20.
         """
         query = ' '.join(query.split())[:MAX_QUERY_CHARACTERS]
@@ -92,11 +99,11 @@ def build_meta_toolset(
 
     @toolset.tool(metadata=meta_tool_tag(capability_id, Operation.LOAD))
     async def load_skill(ctx: RunContext[Any], name: str, arguments: str = '') -> ToolReturn | str:
-        """Load a skill: returns its instructions and files; its tools work from your next response.
+        """Load a skill: its instructions, files and tools (usable from your next response).
 
         Args:
-            name: A skill's name, from the catalog or `search_skills`.
-            arguments: Its arguments, if it takes any.
+            name: The skill.
+            arguments: Its arguments, if any.
         """
         skill = library.get(name)
         if skill is None or not skill.model_invocable:
@@ -105,10 +112,10 @@ def build_meta_toolset(
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.UNLOAD))
     def unload_skill(name: str) -> ToolReturn | str:
-        """Unload a skill you no longer need: its tools stop working until it is loaded again.
+        """Unload a skill: its tools stop working.
 
         Args:
-            name: A loaded skill's name.
+            name: The skill.
         """
         if library.get(name) is None:
             return unknown_skill_message(library, name)
@@ -118,22 +125,27 @@ def build_meta_toolset(
         )
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.READ))
-    def read_skill_resource(name: str, path: str) -> str:
-        """Read a file of a loaded skill.
+    def read_skill_resource(name: str, path: str, offset: int = 0, limit: int = MAX_PAGE_LINES) -> str:
+        """Read a file of a loaded skill (a long one in pages).
 
         Args:
-            name: The skill's name.
-            path: The file's path, as `load_skill` lists it.
+            name: The skill.
+            path: As `load_skill` lists it.
+            offset: First line (for the next page).
+            limit: Lines, at most 2000.
         """
         skill = library.get(name)
         if skill is None:
             return unknown_skill_message(library, name)
+        listed = skill.list_resources()
         try:
-            return skill.read_resource(path)
+            served = _same_but_for_case(path, listed)
+            text = decode_text(served, skill.content.read_bytes(served, MAX_PAGED_BYTES))
         except ResourceError as error:
-            listed = skill.list_resources()
             available = f'Its resources are: {", ".join(listed)}.' if listed else 'It has no resources.'
             return f'Cannot read {shown(path)} from {name!r}: {error}. {available}'
+        note = f'[{shown(path)} is {served!r}: names are case-sensitive]\n' if served != path else ''
+        return note + _page(text, max(0, offset), max(1, min(limit, MAX_PAGE_LINES)))
 
     return toolset
 
@@ -217,6 +229,37 @@ def _loaded_text(
     if instructions.strip():
         lines += ['', instructions.strip()]
     return '\n'.join(lines)
+
+
+def _same_but_for_case(requested: str, listed: list[str]) -> str:
+    """`requested`, or the one listed file whose name differs from it only in case (a `SKILL.md` that links
+    `FORMS.md` to `forms.md` works on a case-insensitive file system)."""
+    if requested in listed:
+        return requested
+    matches = [path for path in listed if path.lower() == requested.strip().lower()]
+    return matches[0] if len(matches) == 1 else requested
+
+
+def _page(text: str, offset: int, limit: int) -> str:
+    """Lines `offset` to `offset + limit` of `text` (at most `MAX_PAGE_CHARACTERS`), with where to go on; a text that
+    fits whole comes back as it is."""
+    lines = text.splitlines(keepends=True)
+    if offset == 0 and len(lines) <= limit and len(text) <= MAX_PAGE_CHARACTERS:
+        return text
+    if offset >= len(lines):
+        return f'[the file has {len(lines):,} lines; there is no line {offset + 1:,}]'
+    page: list[str] = []
+    size = 0
+    for line in lines[offset : offset + limit]:
+        if page and size + len(line) > MAX_PAGE_CHARACTERS:
+            break
+        if len(line) > MAX_PAGE_CHARACTERS:  # one line longer than a page: its start only
+            line = f'{line[:MAX_PAGE_CHARACTERS]}\n[this line is {len(line):,} characters; only the first are shown]\n'
+        page.append(line)
+        size += len(line)
+    end = offset + len(page)
+    more = f'; read again with offset={end} for more' if end < len(lines) else ''
+    return ''.join(page) + f'\n[lines {offset + 1:,}-{end:,} of {len(lines):,}{more}]'
 
 
 def with_name_choices(tool_def: ToolDefinition, names: list[str]) -> ToolDefinition:

@@ -2,7 +2,7 @@
 
 `Skills` keeps one flat field per option, as agent specs (YAML/JSON) need, and builds each value object from those
 fields once, at construction: `LibraryOptions` and `SearchOptions` for the library, `CatalogOptions`,
-`ReminderOptions` and `ScriptOptions` for the capability. Every option is declared once, in its value object.
+`ReminderOptions`, `ScriptOptions` and `UnloadOptions` for the capability. Every option is declared once, in its value object.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from ..skill import Skill
 from .catalog import CatalogOptions
 from .reminders import ReminderOptions
 from .script_tool import ScriptOptions
+from .state import UnloadOptions
 
 __all__ = ('OPTION_GROUPS', 'SkillsOptions', 'import_skills', 'resolve_skills', 'skill_list')
 
-OPTION_GROUPS = (LibraryOptions, SearchOptions, CatalogOptions, ReminderOptions, ScriptOptions)
+OPTION_GROUPS = (LibraryOptions, SearchOptions, CatalogOptions, ReminderOptions, ScriptOptions, UnloadOptions)
 """The value objects whose fields are the options of `Skills`."""
 
 _Options = TypeVar('_Options')
@@ -37,6 +38,7 @@ class SkillsOptions:
     catalog: CatalogOptions
     reminders: ReminderOptions
     scripts: ScriptOptions
+    unloading: UnloadOptions
 
     @classmethod
     def of(cls, values: object) -> SkillsOptions:

@@ -10,7 +10,7 @@ A loaded skill's tools keep pydantic-ai's normal retry rules for their own mista
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, MutableMapping, MutableSequence, Set
+from collections.abc import Callable, Mapping, MutableMapping, MutableSequence, Set
 from dataclasses import replace
 from typing import cast
 
@@ -20,12 +20,14 @@ from .._text import SHOWN_CHARACTERS, one_line, shown
 
 __all__ = (
     'describe_problems',
-    'explain_hidden_tool_refusals',
+    'explain_unknown_tool_refusals',
     'forgive',
     'hidden_tool_message',
     'invalid_arguments_message',
     'sanitized',
+    'skill_called_as_tool_message',
     'unloaded_tool_message',
+    'unused_search_message',
 )
 
 
@@ -50,25 +52,50 @@ def unloaded_tool_message(tool: str, skill: str) -> str:
     )
 
 
-def explain_hidden_tool_refusals(
-    messages: MutableSequence[ModelMessage], owners: Mapping[str, str], loaded: Set[str]
-) -> ModelRequest | None:
-    """Rewrite the latest request's "Unknown tool name" refusals of skill tools (`owners`: tool → skill) so they
-    name the skill to load. Returns the rewritten request, which replaces the old one in `messages`, or `None`."""
+def skill_called_as_tool_message(tool: str, skill: str) -> str:
+    """What the model is told when it calls a skill's name (`tool`) as if it were a tool."""
+    return (
+        f'{tool!r} is a skill, not a tool: call `load_skill` with {skill!r}; its instructions say what to do, and '
+        'its tools (if it has any) can be called from your next response.'
+    )
+
+
+def unused_search_message() -> str:
+    """What the model is told when it calls `search_skills` where it is not offered."""
+    return (
+        'Every skill is listed in your instructions, so `search_skills` is not offered: pick a skill from that list '
+        'and call `load_skill`, or carry on without one.'
+    )
+
+
+def explain_unknown_tool_refusals(
+    messages: MutableSequence[ModelMessage],
+    owners: Mapping[str, str],
+    loaded: Set[str],
+    explain: Callable[[str], str | None],
+) -> tuple[ModelRequest, set[str]] | None:
+    """Rewrite the latest request's "Unknown tool name" refusals that concern skills: a call of a skill's hidden tool
+    (`owners`: tool → skill) names the skill to load, and `explain` (a tool name → what to say, if anything) answers
+    the others, such as a skill's own name called as a tool. Returns the rewritten request, which replaces the old
+    one in `messages`, and the tool names rewritten (their retries are not charged); `None` when nothing changed."""
     if not messages or not isinstance(request := messages[-1], ModelRequest):
         return None
     parts = list(request.parts)
-    changed = False
+    rewritten_names: set[str] = set()
     for position, part in enumerate(parts):
         if not isinstance(part, ToolReturnPart) or part.retry is None or part.retry.cause != 'unknown_tool':
             continue
         if (skill := owners.get(part.tool_name)) is not None:
             parts[position] = replace(part, content=hidden_tool_message(part.tool_name, skill, skill in loaded))
-            changed = True
-    if not changed:
+        elif (message := explain(part.tool_name)) is not None:
+            parts[position] = replace(part, content=message)
+        else:
+            continue
+        rewritten_names.add(part.tool_name)
+    if not rewritten_names:
         return None
     messages[-1] = rewritten = replace(request, parts=parts)
-    return rewritten
+    return rewritten, rewritten_names
 
 
 def forgive(retries: MutableMapping[str, int], tool_names: Set[str]) -> None:

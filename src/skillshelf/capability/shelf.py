@@ -26,7 +26,7 @@ from .catalog import CatalogEntry, text_fields
 from .file_tools import FILE_TOOL_NAMES, build_file_toolset
 from .lazy_toolset import LazyToolset
 from .meta_tools import META_TOOL_NAMES, Placement, build_meta_toolset
-from .operations import skill_tool_tag
+from .operations import Operation, skill_tool_tag
 from .options import SkillsOptions
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset
 
@@ -56,6 +56,10 @@ class Shelf:
     """The catalog in the instructions: identical on every request until the library changes."""
     name_choices: list[str] | None = field(init=False, default=None)
     """The names `load_skill` accepts, listed in its schema for a small library so a model cannot misspell one."""
+    unused: frozenset[Operation] = field(init=False, default=frozenset[Operation]())
+    """Meta-tools that add nothing for this library, so they are not sent: `search_skills` while the catalog lists
+    every skill whole, `read_skill_resource` in a small library whose skills have no files, `unload_skill` when no
+    skill has tools or `allowed-tools`. Decided when the library changes, never per request, so the prompt cache holds."""
     _catalog_of: dict[str, Skill[Any]] | None = field(init=False, default=None)
     """The library's skills the catalog was rendered from; a check that found changes replaces them."""
     _tool_count: int = field(init=False, default=0)
@@ -112,16 +116,26 @@ class Shelf:
         Raises:
             SkillConflictError: a tool added to a Python skill clashes with another tool.
         """
-        if self.library.skills is not self._catalog_of:
-            self._catalog_of = self.library.skills
-            loadable = [skill for skill in self.library.skills.values() if skill.model_invocable]
-            entries = [CatalogEntry(skill.name, skill.description, text_fields(skill.metadata)) for skill in loadable]
-            self.catalog = self.options.catalog.render(entries)
-            self.name_choices = [skill.name for skill in loadable] if len(loadable) <= NAME_CHOICES_LIMIT else None
         count = _count_tools(self.library.skills.values())
         if count != self._tool_count:
             check_tool_names(self.library.skills.values(), set(reserved_tool_names(self.options)))
             self._tool_count = count
+            self._catalog_of = None  # which meta-tools are unused may have changed
+        if self.library.skills is not self._catalog_of:
+            self._catalog_of = self.library.skills
+            loadable = [skill for skill in self.library.skills.values() if skill.model_invocable]
+            entries = [CatalogEntry(skill.name, skill.description, text_fields(skill.metadata)) for skill in loadable]
+            small = len(loadable) <= NAME_CHOICES_LIMIT
+            unused: set[Operation] = set()
+            if self.options.catalog.lists_every_skill_whole(entries):
+                unused.add(Operation.SEARCH)
+            if small and not any(skill.content.list_files() for skill in loadable):
+                unused.add(Operation.READ)
+            if not any(skill.tool_names or not skill.tools_known or skill.allowed_tools for skill in loadable):
+                unused.add(Operation.UNLOAD)  # nothing to stop: no tools, no pre-approvals; instructions stay read
+            self.unused = frozenset(unused)
+            self.catalog = self.options.catalog.render(entries, search=Operation.SEARCH not in unused)
+            self.name_choices = [skill.name for skill in loadable] if small else None
 
 
 def reserved_tool_names(options: SkillsOptions) -> tuple[str, ...]:

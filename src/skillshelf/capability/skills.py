@@ -3,7 +3,7 @@
 Read it as two tables: the options (flat fields, as agent specs need them; each is declared, documented and checked
 in its value object, see `options`), and the hooks pydantic-ai calls, each handing its work to the module named
 after it: `state` (what is loaded and visible), `dispatch` (the meta-tool calls), `invocation` (a user's `/name`),
-`approval`, `refusals` and `reminders`.
+`approval` and `request_notes` (what is added to a request).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import copy
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 from pydantic_ai import ModelRetry, RunContext
@@ -42,11 +42,10 @@ from .history import DEFAULT_ID, loaded_from_history, loaded_skills, revealed_fr
 from .invocation import SkillCommand, UserLoad, invoke_from_prompt, user_load
 from .operations import tag_of
 from .options import SkillsOptions, resolve_skills, skill_list
-from .refusals import describe_problems, explain_hidden_tool_refusals, forgive, invalid_arguments_message, sanitized
-from .reminders import Reminder, prompt_to_remind, with_reminder
+from .refusals import describe_problems, forgive, invalid_arguments_message, sanitized
+from .request_notes import revised_request
 from .shelf import RESERVED_TOOL_NAMES, Shelf
 from .state import LoadState
-from .telemetry import traced_meta_call
 
 __all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'SkillCommand', 'Skills', 'loaded_skills')
 
@@ -55,9 +54,9 @@ __all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'SkillCommand', 'Skills', 'loade
 class Skills(AbstractCapability[AgentDepsT]):
     """Give an agent a library of skills it loads on demand.
 
-    The model sees a short catalog and four meta-tools (`search_skills`, `load_skill`, `unload_skill`,
-    `read_skill_resource`; `run_skill_script` too with `scripts`); a skill's instructions and tools reach it only
-    after it loads the skill. Which skills are loaded is derived from the run's message history.
+    The model sees a short catalog and the meta-tools the library needs (`load_skill`, `search_skills`,
+    `unload_skill`, `read_skill_resource`; `run_skill_script` with `scripts`); a skill's instructions and tools reach
+    it only after it loads the skill. Which skills are loaded is derived from the run's message history.
 
     ```python
     agent = Agent('openai:gpt-5.2', capabilities=[Skills(skills=[weather], directories=['skills'])])
@@ -91,10 +90,14 @@ class Skills(AbstractCapability[AgentDepsT]):
     """The catalog's opening text (`CatalogOptions.catalog_header`)."""
     catalog_entry: str = DEFAULT_CATALOG_ENTRY
     """How the catalog lists each skill (`CatalogOptions.catalog_entry`)."""
+    pinned: str | Sequence[str] = ()
+    """Skills the catalog always lists whole (`CatalogOptions.pinned`)."""
     search_limit: int = 5
     """Default number of `search_skills` results (`SearchOptions.search_limit`)."""
     search_threshold: float = DEFAULT_THRESHOLD
     """The score a search result needs (`SearchOptions.search_threshold`)."""
+    unload: Literal['keep', 'hide'] = 'keep'
+    """What unloading does to a skill's tools (`UnloadOptions.unload`)."""
     reminders: int = 0
     """Skills pointed out with each new prompt (`ReminderOptions.reminders`)."""
     reminder_threshold: float = 0.6
@@ -255,37 +258,24 @@ class Skills(AbstractCapability[AgentDepsT]):
         or for a mistaken meta-tool call, is given back: a confused model is steered by the replies (see
         `refusals`), never stopped by a retry budget.
         """
-        revealed = revealed_from_history(ctx.messages, self.capability_id)
-        visible = self._state.visible(tool_defs, self.capability_id, revealed, self._shelf.name_choices)
+        keep = self._shelf.options.unloading.unload == 'keep'
+        revealed = revealed_from_history(ctx.messages, self.capability_id) if keep else set[str]()
+        shelf = self._shelf
+        visible = self._state.visible(tool_defs, self.capability_id, revealed, shelf.name_choices, shelf.unused)
         forgive(ctx.retries, visible.forgiven)
         return visible.tools
 
     async def before_model_request(
         self, ctx: RunContext[AgentDepsT], request_context: ModelRequestContext
     ) -> ModelRequestContext:
-        """Replace pydantic-ai's "Unknown tool name" for a hidden skill tool with the skill to load, and, with
-        `reminders`, point out the skills that match a new user prompt (see `reminders`). Both change the request in
-        the history too, so later requests repeat it as it was sent."""
+        """Explain pydantic-ai's "Unknown tool name" for a skill's tool or name, and, with `reminders`, point out the
+        skills that match a new user prompt (see `request_notes`)."""
         previous = ctx.messages[-1] if ctx.messages else None
-        rewritten = explain_hidden_tool_refusals(ctx.messages, self._state.owners, set(self._state.loaded))
-        if (reminder := await self._reminder(ctx)) is not None:
-            ctx.messages[-1] = rewritten = reminder.request
-        if rewritten is not None:
+        if (rewritten := await revised_request(ctx, self._shelf, self._state)) is not None:
             request_context.messages = [
                 rewritten if message is previous else message for message in request_context.messages
             ]
         return request_context
-
-    async def _reminder(self, ctx: RunContext[AgentDepsT]) -> Reminder | None:
-        options = self._shelf.options.reminders
-        if not options.reminders or (prompt := prompt_to_remind(ctx.messages)) is None:
-            return None
-        (request, query), loaded = prompt, list(self._state.loaded)
-
-        def remind() -> Reminder | None:
-            return with_reminder(request, query, self.library, loaded, options.reminders, options.reminder_threshold)
-
-        return await traced_meta_call(ctx, 'remind', {'query': query}, loaded, lambda: off_event_loop(remind))
 
     async def before_tool_validate(
         self, ctx: RunContext[AgentDepsT], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any

@@ -9,17 +9,36 @@ from __future__ import annotations
 
 from collections.abc import Set
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic_ai import ToolReturn
 from pydantic_ai.capabilities import WrapToolExecuteHandler
 from pydantic_ai.tools import ToolDefinition
 
+from ..errors import SkillError
 from .history import recorded_change
 from .meta_tools import SkillMatch, with_name_choices
 from .operations import Operation, tag_of
 
-__all__ = ('LoadState', 'Visibility')
+__all__ = ('LoadState', 'UnloadOptions', 'Visibility')
+
+
+@dataclass(frozen=True)
+class UnloadOptions:
+    """What unloading a skill does to its tools; checked when created.
+
+    Raises:
+        SkillError: an unknown value.
+    """
+
+    unload: Literal['keep', 'hide'] = 'keep'
+    """`'keep'`: an unloaded skill's tools stay listed and their calls are refused, so every request keeps the one
+    before it as its prefix and the provider's prompt cache holds; `'hide'`: they leave the request, which gives
+    the context back in a long session but changes the tools from that point, so the cached prefix ends there."""
+
+    def __post_init__(self) -> None:
+        if self.unload not in ('keep', 'hide'):
+            raise SkillError(f"the `unload` option must be 'keep' or 'hide', not {self.unload!r}")
 
 
 @dataclass(frozen=True)
@@ -44,11 +63,16 @@ class LoadState:
     """Skill tools hidden at the latest `prepare_tools`."""
 
     def visible(
-        self, tool_defs: list[ToolDefinition], capability_id: str, revealed: Set[str], name_choices: list[str] | None
+        self,
+        tool_defs: list[ToolDefinition],
+        capability_id: str,
+        revealed: Set[str],
+        name_choices: list[str] | None,
+        unused: Set[Operation] = frozenset(),
     ) -> Visibility:
         """The tools the model may see now: every tool but the tools of skills neither loaded nor `revealed` (loaded
         earlier in the conversation: an unloaded skill's tools stay listed, so the prompt cache holds, and their calls
-        are refused). With `name_choices`, `load_skill` lists the valid names."""
+        are refused), and the `unused` meta-tools. With `name_choices`, `load_skill` lists the valid names."""
         visible: list[ToolDefinition] = []
         forgiven: set[str] = set()
         shown = {*self.loaded, *revealed}
@@ -56,6 +80,8 @@ class LoadState:
             tag = tag_of(tool_def, capability_id)
             if tag is not None and tag.operation is not None:
                 forgiven.add(tool_def.name)
+                if tag.operation in unused:
+                    continue
                 if tag.operation is Operation.LOAD and name_choices:
                     tool_def = with_name_choices(tool_def, name_choices)
             if tag is None or tag.skill is None:

@@ -1,0 +1,63 @@
+"""What `Skills` changes in the request before it goes to the model: pydantic-ai's "Unknown tool name" refusals that
+concern skills, explained (see `refusals`), and with `reminders`, a note pointing out the skills that match a new
+user prompt (see `reminders`). Both change the request in the history too, so later requests repeat it as sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.messages import ModelRequest
+
+from .durable import off_event_loop
+from .operations import Operation
+from .refusals import (
+    explain_unknown_tool_refusals,
+    forgive,
+    skill_called_as_tool_message,
+    unused_search_message,
+)
+from .reminders import Reminder, prompt_to_remind, with_reminder
+from .shelf import Shelf
+from .state import LoadState
+from .telemetry import traced_meta_call
+
+__all__ = ('revised_request',)
+
+
+async def revised_request(ctx: RunContext[Any], shelf: Shelf, state: LoadState) -> ModelRequest | None:
+    """The latest request of `ctx.messages` as the model should see it, put back in the history; `None` when it
+    stays as it is. Refusals it explains are not charged to the retry budget."""
+    rewritten = None
+    explained = explain_unknown_tool_refusals(
+        ctx.messages, state.owners, set(state.loaded), lambda tool: _explain_unknown(shelf, tool)
+    )
+    if explained is not None:
+        rewritten, forgiven = explained
+        forgive(ctx.retries, forgiven)
+    if (reminder := await _reminder(ctx, shelf, state)) is not None:
+        ctx.messages[-1] = rewritten = reminder.request
+    return rewritten
+
+
+def _explain_unknown(shelf: Shelf, tool: str) -> str | None:
+    """What to tell a model that called `tool`, which is not a tool: a skill's name (written as it is or with `_` for
+    `-`) is loaded with `load_skill`, and `search_skills` is not offered when every skill is listed."""
+    if tool == 'search_skills' and Operation.SEARCH in shelf.unused:
+        return unused_search_message()
+    for name in dict.fromkeys((tool, tool.replace('_', '-'), tool.lower().replace('_', '-'))):
+        if (skill := shelf.library.get(name)) is not None and skill.model_invocable:
+            return skill_called_as_tool_message(tool, name)
+    return None
+
+
+async def _reminder(ctx: RunContext[Any], shelf: Shelf, state: LoadState) -> Reminder | None:
+    options = shelf.options.reminders
+    if not options.reminders or (prompt := prompt_to_remind(ctx.messages)) is None:
+        return None
+    (request, query), loaded = prompt, list(state.loaded)
+
+    def remind() -> Reminder | None:
+        return with_reminder(request, query, shelf.library, loaded, options.reminders, options.reminder_threshold)
+
+    return await traced_meta_call(ctx, 'remind', {'query': query}, loaded, lambda: off_event_loop(remind))
