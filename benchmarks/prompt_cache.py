@@ -19,17 +19,16 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'tests'))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'tests' / 'support'))
 
 import report
 from _results import machine, write_json
 from pydantic_ai import Agent
-from test_wire_cache import STEPS  # pyright: ignore[reportMissingImports]
-from wire_recorder import Provider, Recorder  # pyright: ignore[reportMissingImports]
 
 from skillshelf import Skills
 
-from skill_fixtures import currency, weather  # pyright: ignore[reportMissingImports]
+from skill_fixtures import currency, weather
+from wire_recorder import STEPS, Provider, Recorder
 
 PROVIDERS: list[Provider] = ['anthropic', 'openai-responses', 'openai-chat']
 

@@ -17,7 +17,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from skillshelf import LocalRunner, Skill, Skills
 from skillshelf.capability.approval import Preapproval, script_command
 
-from conftest import Script, call, tool_returns
+from scripted_model import Script, call, tool_returns
 
 OUTPUT = [str, DeferredToolRequests]
 

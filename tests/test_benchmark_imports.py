@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from conftest import REPO
+from repo_paths import REPO
 
 BENCHMARKS = REPO / 'benchmarks'
 RENDERER = {'report', 'figures'}

@@ -15,7 +15,8 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from skillshelf import Skill, SkillConflictError, SkillMatch, Skills
 
-from conftest import META, SAMPLE_SKILLS, Script, call, tool_returns
+from repo_paths import SAMPLE_SKILLS
+from scripted_model import META, Script, call, tool_returns
 from skill_fixtures import currency, forecast_calls, weather
 
 

@@ -19,7 +19,7 @@ from skillshelf.cli import main
 from skillshelf.cli.app import app
 from skillshelf.ranking.cache import CACHE_MIN_SKILLS
 
-from conftest import SAMPLE_SKILLS
+from repo_paths import SAMPLE_SKILLS
 from skill_fixtures import WordEncoder, weather
 
 runner = CliRunner(env={'COLUMNS': '200', 'NO_COLOR': '1'})

@@ -16,7 +16,8 @@ from skillshelf import LibraryOptions, SkillLibrary, Skills, SkillWarning
 from skillshelf.markdown.bounded_read import MAX_SKILL_FILE_BYTES
 from skillshelf.sources.commands import MAX_COMMAND_DEPTH, discover_commands
 
-from conftest import Script, call, finishes, tool_returns
+from hang_detector import finishes
+from scripted_model import Script, call, tool_returns
 
 FIX_ISSUE = """\
 ---

@@ -26,11 +26,11 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from reliability.ledger import case, figure
 
 from skillshelf import Skill, Skills, SkillWarning
 
-from conftest import META
+from reliability.ledger import case, figure
+from scripted_model import META
 
 AREA = 'Runs'
 RUNS = 200

@@ -10,7 +10,7 @@ from pydantic_ai import Agent
 
 from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillError, SkillLibrary, Skills, SkillWarning
 
-from conftest import META, Script, call, tool_returns
+from scripted_model import META, Script, call, tool_returns
 
 FIXTURE = 'declared_tools_fixture'
 

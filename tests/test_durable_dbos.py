@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from conftest import REPO
+from repo_paths import REPO, SUPPORT
 
-APP = REPO / 'tests' / 'durable_dbos_app.py'
+APP = SUPPORT / 'durable_dbos_app.py'
 PACKING = '---\nname: packing\ndescription: What to pack for a trip.\n---\nPack for the forecast.\n'
 SURFING = '---\nname: surfing\ndescription: Where the waves are.\n---\nCheck the swell.\n'
 

@@ -15,7 +15,7 @@ from pydantic_ai.messages import TextPart
 
 from skillshelf import LibraryOptions, SkillLibrary, Skills
 
-from conftest import Script
+from scripted_model import Script
 
 SKILL = '---\nname: {name}\ndescription: The {name} skill.\n---\nDo {name} things.\n'
 

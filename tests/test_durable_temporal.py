@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from conftest import REPO
+from repo_paths import SUPPORT
 
-APP = REPO / 'tests' / 'durable_temporal_app.py'
+APP = SUPPORT / 'durable_temporal_app.py'
 PACKING = '---\nname: packing\ndescription: What to pack for a trip.\n---\nPack for the forecast.\n'
 CHECKLIST = 'Hat, sunscreen.'
 SURFING = '---\nname: surfing\ndescription: Where the waves are.\n---\nCheck the swell.\n'

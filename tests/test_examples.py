@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import REPO
+from repo_paths import REPO
 
 
 def run_example(name: str) -> str:

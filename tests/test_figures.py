@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO
+from repo_paths import REPO
 
 BENCHMARKS = REPO / 'benchmarks'
 

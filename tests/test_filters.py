@@ -15,7 +15,7 @@ from pydantic_ai.messages import TextPart
 from skillshelf import LibraryOptions, Skill, SkillError, SkillLibrary, Skills, SkillWarning
 from skillshelf.library.locations import standard_directories
 
-from conftest import META, Script, call, tool_returns
+from scripted_model import META, Script, call, tool_returns
 
 T = TypeVar('T')
 

@@ -14,7 +14,7 @@ from pydantic_ai.usage import UsageLimits
 from skillshelf import Skill, Skills
 from skillshelf.capability.skills import loaded_skills
 
-from conftest import call, tool_returns
+from scripted_model import call, tool_returns
 
 lookups: list[str] = []
 

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import warnings
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,12 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from reliability.ledger import case
 
 from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillLibrary, Skills, SkillWarning
 
-from conftest import swap_for_outside_link, swap_for_relative_outside_link, tool_returns
+from folder_swaps import delete, swap_for_another_folder, swap_for_outside_link, swap_for_relative_outside_link
+from reliability.ledger import case
+from scripted_model import tool_returns
 
 SECRET = 'TOP-SECRET-9911'
 
@@ -47,19 +47,6 @@ def load_once(capability: Skills[Any], name: str) -> str:
     agent = Agent(FunctionModel(respond), capabilities=[capability])
     [reply] = tool_returns(agent.run_sync('go').all_messages(), 'load_skill')
     return reply
-
-
-def swap_for_another_folder(folder: Path, outside: Path) -> None:
-    # Copied before the old folder is deleted, so the new one cannot reuse its inode number (a folder deleted and
-    # made again may: then it is read as the library's new content, which is still inside the library).
-    staging = folder.with_name('staging')
-    shutil.copytree(outside, staging)
-    shutil.rmtree(folder)
-    staging.rename(folder)
-
-
-def delete(folder: Path, outside: Path) -> None:
-    shutil.rmtree(folder)
 
 
 @pytest.mark.parametrize(

@@ -25,13 +25,13 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from reliability.ledger import case, example
 
 from skillshelf import Skills
 from skillshelf.capability.history import loaded_from_history, revealed_from_history
 from skillshelf.capability.refusals import sanitized
 
-from conftest import META
+from reliability.ledger import case, example
+from scripted_model import META
 from skill_fixtures import currency, forecast_calls, weather
 
 AREA = "The model's calls"

@@ -20,13 +20,14 @@ from hypothesis import strategies as st
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from reliability.ledger import case, example
 
 from skillshelf import LibraryOptions, Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 from skillshelf.sources.directory import discover, fingerprint
 
-from conftest import Script, call, finishes, tool_returns
+from hang_detector import finishes
+from reliability.ledger import case, example
+from scripted_model import Script, call, tool_returns
 
 AREA = 'Skill files'
 PROPERTY_SETTINGS = settings(

@@ -35,7 +35,7 @@ from skillshelf import (
 from skillshelf.ranking.hybrid import SHORT_TEXT_WORDS, dense_shares, indexed_words
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 
-from conftest import Script, call, tool_returns
+from scripted_model import Script, call, tool_returns
 from skill_fixtures import WordEncoder
 
 PARAPHRASE = 'hire an automobile'

@@ -13,7 +13,7 @@ from skillshelf import Skill, Skills
 from skillshelf.capability.arguments import substitute_arguments
 from skillshelf.capability.skills import SkillCommand, loaded_skills
 
-from conftest import META, Script, call, tool_returns
+from scripted_model import META, Script, call, tool_returns
 from skill_fixtures import forecast_calls, weather
 
 

@@ -25,7 +25,8 @@ from skillshelf import (
 from skillshelf.ranking.lexical import RankingConfig, SkillIndex
 from skillshelf.ranking.negatives import split_body, split_description
 
-from conftest import SAMPLE_SKILLS, Script, call, tool_returns
+from repo_paths import SAMPLE_SKILLS
+from scripted_model import Script, call, tool_returns
 
 REVIEW = 'review a commit history'
 """`commit-messages` scores 0.95; `release-notes`, `sql-review` and `http-api-design` about 0.2 each."""

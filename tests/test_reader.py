@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 import yaml
-from reliability.ledger import case
 
 from skillshelf import LibraryOptions, Skill, SkillFormatError, SkillLibrary, SkillWarning
 from skillshelf.lint import Finding, lint_folder
@@ -28,7 +27,8 @@ from skillshelf.markdown import guarded_yaml
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES
 from skillshelf.sources.directory import Discovery, discover
 
-from conftest import finishes
+from hang_detector import finishes
+from reliability.ledger import case
 
 AREA = 'Skill files'
 

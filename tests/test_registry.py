@@ -11,14 +11,14 @@ import pytest
 import sqlalchemy as sa
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
-from reliability.ledger import case
 from sqlalchemy import event
 
 from skillshelf import SkillError, SkillFormatError, Skills, SkillWarning
 from skillshelf.content import MAX_RESOURCE_BYTES
 from skillshelf.sources.registry import SkillRegistry
 
-from conftest import Script, call, tool_returns
+from reliability.ledger import case
+from scripted_model import Script, call, tool_returns
 
 
 def skill_md(name: str, body: str = 'Follow the steps.') -> str:

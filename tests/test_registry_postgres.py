@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from repo_paths import python_path_with_support
+
 
 class Worker:
     """A worker process: `run NAME` loads a skill in a real agent run, `publish FOLDER` publishes one."""
@@ -22,6 +24,7 @@ class Worker:
             stdout=subprocess.PIPE,
             text=True,
             cwd=Path(__file__).parent,
+            env=python_path_with_support(),  # the worker imports `scripted_model`
         )
 
     def ask(self, command: str) -> dict[str, Any]:
@@ -81,7 +84,7 @@ def _serve(url: str) -> None:
     from skillshelf import Skills
     from skillshelf.sources.registry import SkillRegistry
 
-    from conftest import Script, call, tool_returns
+    from scripted_model import Script, call, tool_returns
 
     registry = SkillRegistry(url)
     capability = Skills[Any](sources=[registry])

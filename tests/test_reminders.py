@@ -14,7 +14,8 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, TextPart, UserPromp
 from skillshelf import SkillError, Skills
 from skillshelf.ranking.lexical import SearchDocument, SearchHit
 
-from conftest import SAMPLE_SKILLS, Script, call
+from repo_paths import SAMPLE_SKILLS
+from scripted_model import Script, call
 
 
 def reminders_in(request_messages: Sequence[ModelMessage]) -> list[str]:

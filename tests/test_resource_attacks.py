@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from reliability.ledger import case, example
 
 from skillshelf import LibraryOptions, ResourceError, Skill, SkillLibrary, Skills, SkillWarning
 from skillshelf.content.base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES
@@ -36,7 +35,8 @@ from skillshelf.content.paths import MAX_PATH_CHARACTERS
 from skillshelf.files import FolderChangedError, HardLinkedFileError, read_beneath
 from skillshelf.markdown.frontmatter import SKILL_FILE
 
-from conftest import swap_for_outside_link, swap_for_relative_outside_link
+from folder_swaps import delete, swap_for_another_folder, swap_for_outside_link, swap_for_relative_outside_link
+from reliability.ledger import case, example
 
 AREA = 'Resource reads'
 SECRET = 'TOP-SECRET-4242'
@@ -524,22 +524,16 @@ def swap_for_sibling_link(folder: Path, outside: Path) -> None:
     folder.symlink_to('other', target_is_directory=True)
 
 
-def swap_for_real_copy(folder: Path, outside: Path) -> None:
-    shutil.copytree(outside, folder.with_name('copy'))
-    shutil.rmtree(folder)
-    folder.with_name('copy').rename(folder)
-
-
-def delete(folder: Path, outside: Path) -> None:
-    shutil.rmtree(folder)
-
-
 # (what happens to `lib/demo` after it was held, the function doing it, what the refusal says it became)
 FOLDER_SWAPS = [
     ('swapped for a symlink to an outside folder', swap_for_outside_link, 'it now points outside its library'),
     ('swapped for a relative symlink `../outside`', swap_for_relative_outside_link, 'it now points outside its'),
     ('swapped for a symlink to a sibling skill', swap_for_sibling_link, 'it is now a symlink to another folder'),
-    ('replaced by another real folder with the same names', swap_for_real_copy, 'it was replaced by another folder'),
+    (
+        'replaced by another real folder with the same names',
+        swap_for_another_folder,
+        'it was replaced by another folder',
+    ),
     ('deleted', delete, 'it was deleted or moved'),
 ]
 

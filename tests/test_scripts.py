@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from reliability.ledger import case
 
 from skillshelf import BubblewrapRunner, LocalRunner, ScriptLimits, SkillError, Skills
 
-from conftest import REPO, Script, call, tool_returns
+from reliability.ledger import case
+from repo_paths import REPO
+from scripted_model import Script, call, tool_returns
 
 SECRET = 'SSH-PRIVATE-KEY-5531'
 

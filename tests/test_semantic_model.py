@@ -22,8 +22,8 @@ from pydantic_ai.messages import TextPart
 import skillshelf.ranking.semantic as semantic
 from skillshelf import Encoder, SearchOptions, SemanticUnavailableError, Skill, SkillLibrary, Skills, SkillWarning
 
-from conftest import Script, call, tool_returns
 from offline_model import VOCABULARY, offline_model_folder
+from scripted_model import Script, call, tool_returns
 
 PARAPHRASE = 'hire an automobile'
 """No word in common with any skill below: BM25 finds nothing, the model finds `car-rental`."""

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
-from reliability.ledger import case
 
 from skillshelf import (
     EntryPointSource,
@@ -31,7 +30,8 @@ from skillshelf import (
 )
 from skillshelf.content import MAX_RESOURCE_BYTES
 
-from conftest import Script, call, tool_returns
+from reliability.ledger import case
+from scripted_model import Script, call, tool_returns
 
 
 def skill_md(name: str, body: str = 'Follow the steps.', description: str | None = None) -> str:

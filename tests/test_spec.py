@@ -12,7 +12,8 @@ from pydantic_ai.messages import TextPart
 
 from skillshelf import SkillError, Skills
 
-from conftest import SAMPLE_SKILLS, Script, call
+from repo_paths import SAMPLE_SKILLS
+from scripted_model import Script, call
 from skill_fixtures import forecast_calls
 
 

@@ -19,7 +19,8 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 
 from skillshelf import LocalRunner, Skills
 
-from conftest import SAMPLE_SKILLS, Script, call, tool_returns
+from repo_paths import SAMPLE_SKILLS
+from scripted_model import Script, call, tool_returns
 
 
 @pytest.fixture(scope='module')

@@ -23,9 +23,10 @@ from pydantic_ai.toolsets import CombinedToolset, FunctionToolset
 
 from skillshelf import Skill, SkillConflictError, SkillError, Skills
 
-from conftest import META, Script, call, tool_returns
+from repo_paths import SUPPORT
+from scripted_model import META, Script, call, tool_returns
 
-SERVER = Path(__file__).with_name('mcp_dice_server.py')
+SERVER = SUPPORT / 'mcp_dice_server.py'
 DICE_TOOLS = ['flip_coin', 'roll_die']
 
 

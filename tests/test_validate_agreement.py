@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from skillshelf import Skill
 from skillshelf.lint import SPEC_RULES, lint_folder
 
-from conftest import SAMPLE_SKILLS
+from repo_paths import SAMPLE_SKILLS
 
 # skills-ref, the reference validator, supports Python 3.11+ only; everywhere else it is installed by `.[dev]`.
 reference_validate = pytest.importorskip('skills_ref.validator', reason='skills-ref needs Python 3.11+').validate

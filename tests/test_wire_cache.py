@@ -9,21 +9,11 @@ from __future__ import annotations
 
 import pytest
 from pydantic_ai import Agent
-from wire_recorder import Provider, Recorder, Step
 
 from skillshelf import Skills
 
 from skill_fixtures import currency, forecast_calls, weather
-
-STEPS: list[Step] = [
-    ('load_skill', {'name': 'weather'}),
-    ('get_forecast', {'city': 'Paris'}),
-    ('unload_skill', {'name': 'weather'}),
-    ('get_forecast', {'city': 'Rome'}),
-    ('load_skill', {'name': 'currency'}),
-    ('convert', {'amount': 10, 'source': 'EUR', 'target': 'USD'}),
-    None,
-]
+from wire_recorder import STEPS, Provider, Recorder
 
 
 def record(provider: Provider) -> Recorder:

@@ -26,6 +26,18 @@ Provider = Literal['anthropic', 'openai-chat', 'openai-responses']
 Step = tuple[str, dict[str, Any]] | None
 """A tool call (name, arguments), or `None` for a final text answer."""
 
+STEPS: list[Step] = [
+    ('load_skill', {'name': 'weather'}),
+    ('get_forecast', {'city': 'Paris'}),
+    ('unload_skill', {'name': 'weather'}),
+    ('get_forecast', {'city': 'Rome'}),
+    ('load_skill', {'name': 'currency'}),
+    ('convert', {'amount': 10, 'source': 'EUR', 'target': 'USD'}),
+    None,
+]
+"""The prompt-cache scenario (`test_wire_cache.py`, `benchmarks/prompt_cache.py`): load a skill, call its tool,
+unload it, call the tool again (refused), load another skill and call its tool."""
+
 
 @dataclass
 class Recorder:
