@@ -18,6 +18,7 @@ from skillshelf import LocalRunner, Skill, Skills
 from skillshelf.capability.approval import Preapproval, script_command
 
 from scripted_model import Script, call, tool_returns
+from skill_files import write_skill
 
 OUTPUT = [str, DeferredToolRequests]
 
@@ -137,15 +138,19 @@ def test_pre_approval_ends_when_the_skill_is_unloaded() -> None:
 
 
 def script_skill(root: Path, allowed: str) -> Path:
-    folder = root / 'lib' / 'pdf-kit'
-    (folder / 'scripts').mkdir(parents=True)
-    (folder / 'SKILL.md').write_text(
-        f'---\nname: pdf-kit\ndescription: Fill PDF forms.\nallowed-tools: {allowed}\n---\nRun scripts/fill.py.\n',
-        encoding='utf-8',
+    """A library holding the skill `pdf-kit`, whose `allowed-tools` are `allowed`, with two scripts."""
+    write_skill(
+        root / 'lib',
+        'pdf-kit',
+        'Run scripts/fill.py.',
+        description='Fill PDF forms.',
+        fields={'allowed-tools': allowed},
+        files={
+            'scripts/fill.py': 'import sys\nprint("filled", *sys.argv[1:])\n',
+            'scripts/wipe.py': 'print("wiped")\n',
+        },
     )
-    (folder / 'scripts' / 'fill.py').write_text('import sys\nprint("filled", *sys.argv[1:])\n', encoding='utf-8')
-    (folder / 'scripts' / 'wipe.py').write_text('print("wiped")\n', encoding='utf-8')
-    return folder.parent
+    return root / 'lib'
 
 
 def script_agent(root: Path, *steps: list[Any], approval: bool = True) -> tuple[Script, Agent[None, Any]]:

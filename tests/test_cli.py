@@ -20,6 +20,7 @@ from skillshelf.cli.app import app
 from skillshelf.ranking.cache import CACHE_MIN_SKILLS
 
 from repo_paths import SAMPLE_SKILLS
+from skill_files import write_skill
 from skill_fixtures import WordEncoder, weather
 
 runner = CliRunner(env={'COLUMNS': '200', 'NO_COLOR': '1'})
@@ -34,13 +35,6 @@ def run_json(*args: str | Path, code: int = 0) -> Any:
     result = run(*args, '--json')
     assert result.exit_code == code, result.output
     return json.loads(result.stdout)
-
-
-def write_skill(root: Path, folder: str, frontmatter: str, body: str = 'Do the thing step by step.') -> Path:
-    path = root / folder
-    path.mkdir(parents=True)
-    (path / 'SKILL.md').write_text(f'---\n{frontmatter.strip()}\n---\n{body}\n', encoding='utf-8')
-    return path
 
 
 GOOD = 'description: Formats Python code with black. Use when the user asks to format or tidy Python files.'
@@ -66,8 +60,8 @@ def test_list_shows_every_sample_skill_with_its_files() -> None:
 
 
 def test_list_reports_skipped_folders_with_the_reason(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'good', f'name: good\n{GOOD}')
-    write_skill(tmp_path, 'broken', 'name: Broken\ndescription: x')
+    write_skill(tmp_path, 'good', frontmatter=f'name: good\n{GOOD}')
+    write_skill(tmp_path, 'broken', frontmatter='name: Broken\ndescription: x')
     result = run('list', tmp_path)
     assert result.exit_code == 0, result.output
     assert '1 skill, 1 skipped.' in result.stdout
@@ -122,7 +116,7 @@ def test_validate_reports_every_broken_rule_and_exits_1(tmp_path: Path) -> None:
     write_skill(
         tmp_path,
         'wrong-folder',
-        'name: Bad--Name\ndescription: x\ncompatibility: ' + 'y' * 501 + '\ntags: a b',
+        frontmatter='name: Bad--Name\ndescription: x\ncompatibility: ' + 'y' * 501 + '\ntags: a b',
         body='See [the guide](references/guide.md) and `scripts/run.py`.',
     )
     result = run('validate', tmp_path)
@@ -166,7 +160,7 @@ def test_validate_reports_every_broken_rule_and_exits_1(tmp_path: Path) -> None:
     ],
 )
 def test_validate_names_the_rule_that_fails(tmp_path: Path, frontmatter: str, rule: str, fragment: str) -> None:
-    write_skill(tmp_path, 'demo', frontmatter)
+    write_skill(tmp_path, 'demo', frontmatter=frontmatter)
     data = run_json('validate', tmp_path, code=1)
     errors = [finding for finding in data['skills'][0]['findings'] if finding['severity'] == 'error']
     assert [finding['rule'] for finding in errors] == [rule]
@@ -174,7 +168,7 @@ def test_validate_names_the_rule_that_fails(tmp_path: Path, frontmatter: str, ru
 
 
 def test_warnings_fail_validate_only_with_strict(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'demo', 'name: demo\ndescription: I can do demos.', body='')
+    write_skill(tmp_path, 'demo', body='', description='I can do demos.')
     data = run_json('validate', tmp_path)
     assert data['valid'] is True
     assert {finding['rule'] for finding in data['skills'][0]['findings']} == {
@@ -189,8 +183,8 @@ def test_warnings_fail_validate_only_with_strict(tmp_path: Path) -> None:
 
 def test_validate_flags_oversized_bodies_and_shadowed_names(tmp_path: Path) -> None:
     first, second = tmp_path / 'first', tmp_path / 'second'
-    write_skill(first, 'demo', f'name: demo\n{GOOD}', body='line\n' * 600)
-    write_skill(second, 'demo', f'name: demo\n{GOOD}')
+    write_skill(first, 'demo', frontmatter=f'name: demo\n{GOOD}', body='line\n' * 600)
+    write_skill(second, 'demo', frontmatter=f'name: demo\n{GOOD}')
     data = run_json('validate', first, second)
     assert [finding['rule'] for finding in data['skills'][0]['findings']] == ['body-size']
     assert [finding['rule'] for finding in data['skills'][1]['findings']] == ['shadowed']
@@ -205,8 +199,10 @@ def test_validate_fails_on_a_missing_or_empty_directory(tmp_path: Path) -> None:
 
 
 def test_validate_points_at_a_lower_case_skill_md(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'good', f'name: good\n{GOOD}')
-    (write_skill(tmp_path, 'demo', f'name: demo\n{GOOD}') / 'SKILL.md').rename(tmp_path / 'demo' / 'skill.md')
+    write_skill(tmp_path, 'good', frontmatter=f'name: good\n{GOOD}')
+    (write_skill(tmp_path, 'demo', frontmatter=f'name: demo\n{GOOD}') / 'SKILL.md').rename(
+        tmp_path / 'demo' / 'skill.md'
+    )
     data = run_json('validate', tmp_path, code=1)
     assert data['problems'] == [f'{tmp_path / "demo" / "skill.md"}: skillshelf reads only SKILL.md; rename the file']
     assert [skill['name'] for skill in data['skills']] == ['good']
@@ -261,7 +257,7 @@ def test_show_unknown_skill_suggests_close_names() -> None:
 
 
 def test_show_explains_why_a_skill_folder_was_skipped(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'pdf-tools', 'name: pdf-tools')
+    write_skill(tmp_path, 'pdf-tools', frontmatter='name: pdf-tools')
     result = run('show', 'pdf-tools', tmp_path)
     assert result.exit_code == 1
     assert 'was skipped: the frontmatter has no `description` field' in ' '.join(result.stderr.split())
@@ -325,8 +321,8 @@ def test_search_returns_ranked_skills_with_scores() -> None:
 
 
 def test_search_and_catalog_mention_skipped_folders_on_stderr(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'good', f'name: good\n{GOOD}')
-    write_skill(tmp_path, 'broken', 'name: broken')
+    write_skill(tmp_path, 'good', frontmatter=f'name: good\n{GOOD}')
+    write_skill(tmp_path, 'broken', frontmatter='name: broken')
     for args in (('search', 'format python', tmp_path), ('catalog', tmp_path)):
         result = run(*args)
         assert result.exit_code == 0
@@ -354,7 +350,7 @@ def test_index_saves_the_index_that_an_agent_then_loads_without_reading_a_body(
 ) -> None:
     for n in range(CACHE_MIN_SKILLS):
         topic = 'kubernetes clusters' if n == 7 else f'topic {n}'
-        write_skill(tmp_path / 'lib', f'skill-{n:03d}', f'name: skill-{n:03d}\ndescription: Handle {topic}.')
+        write_skill(tmp_path / 'lib', f'skill-{n:03d}', description=f'Handle {topic}.')
 
     result = run('index', tmp_path / 'lib')
     assert result.exit_code == 0, result.output
@@ -383,7 +379,7 @@ def test_index_hybrid_saves_the_embeddings_too(
     monkeypatch.setattr(semantic, 'load_encoder', lambda: encoder)
     monkeypatch.setattr(semantic, '_shared', [])
     for n in range(CACHE_MIN_SKILLS):
-        write_skill(tmp_path / 'lib', f'skill-{n:03d}', f'name: skill-{n:03d}\ndescription: Handle topic {n}.')
+        write_skill(tmp_path / 'lib', f'skill-{n:03d}', description=f'Handle topic {n}.')
 
     result = run('index', tmp_path / 'lib', '--hybrid')
     assert result.exit_code == 0, result.output
@@ -489,7 +485,7 @@ def test_eval_reads_the_agentskills_trigger_format(tmp_path: Path) -> None:
 
 
 def test_eval_infers_the_skill_from_its_evals_folder(tmp_path: Path) -> None:
-    folder = write_skill(tmp_path, 'sql-review', 'name: sql-review\ndescription: Review SQL queries. Use when asked.')
+    folder = write_skill(tmp_path, 'sql-review', description='Review SQL queries. Use when asked.')
     (folder / 'evals').mkdir()
     evals = folder / 'evals' / 'trigger-eval.json'
     evals.write_text(json.dumps([{'query': 'review SQL', 'should_trigger': True}]), encoding='utf-8')

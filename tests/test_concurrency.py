@@ -6,7 +6,6 @@ Also: skill folders edited or deleted between runs, and a skill deleted while a 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import threading
 from collections import Counter
@@ -31,6 +30,7 @@ from skillshelf import Skill, Skills, SkillWarning
 
 from reliability.ledger import case, figure
 from scripted_model import META
+from skill_files import write_skill
 
 AREA = 'Runs'
 RUNS = 200
@@ -146,28 +146,6 @@ async def test_200_concurrent_runs_on_one_agent_never_see_each_others_skills() -
 # --- skill folders changing between runs ----------------------------------------------------------------------------
 
 
-def write_skill(library: Path, name: str, body: str) -> Path:
-    """Write (or rewrite) a skill as an editor or a deploy does: each file replaced whole, a new folder moved in
-    complete. Runs refresh the library in worker threads while other runs write, and half a file is not a skill."""
-    folder = library / name
-    files = {
-        'SKILL.md': f'---\nname: {name}\ndescription: The {name} skill.\n---\n{body}\n',
-        'notes.md': f'{name} notes',
-    }
-    staging = library.parent / f'.staging-{name}'  # beside the library, never read by it
-    staging.mkdir(parents=True, exist_ok=True)
-    for file, text in files.items():
-        (staging / file).write_text(text, 'utf-8')
-    if folder.is_dir():
-        for file in files:
-            os.replace(staging / file, folder / file)
-        staging.rmdir()
-    else:
-        library.mkdir(parents=True, exist_ok=True)
-        os.rename(staging, folder)
-    return folder
-
-
 @dataclass
 class Conversation:
     """One agent, replayed turn by turn with a scripted model, keeping the message history."""
@@ -201,7 +179,7 @@ class Conversation:
 @pytest.fixture
 def library(tmp_path: Path) -> Path:
     library = tmp_path / 'lib'
-    write_skill(library, 'alpha', 'Alpha body v1.')
+    write_skill(library, 'alpha', 'Alpha body v1.', description='The alpha skill.', files={'notes.md': 'alpha notes'})
     write_skill(library, 'beta', 'Beta body.')
     return library
 
@@ -300,7 +278,7 @@ def test_a_skill_added_between_runs_is_in_the_next_runs_catalog_and_loads(librar
     capability = Skills(library)
     conversation = Conversation(capability)
     conversation.turn()
-    write_skill(library, 'gamma', 'Gamma body.')
+    write_skill(library, 'gamma', 'Gamma body.', description='The gamma skill.')
 
     [reply] = conversation.turn(ToolCallPart('load_skill', {'name': 'gamma'}))
 

@@ -11,24 +11,13 @@ from pydantic_ai import Agent
 from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillError, SkillLibrary, Skills, SkillWarning
 
 from scripted_model import META, Script, call, tool_returns
+from skill_files import write_skill
 
 FIXTURE = 'declared_tools_fixture'
 
 
-def write_skill(library: Path, name: str, tools: list[str] | str) -> Path:
-    folder = library / name
-    folder.mkdir(parents=True)
-    listed = tools if isinstance(tools, str) else '\n'.join(f'  - "{path}"' for path in tools)
-    (folder / 'SKILL.md').write_text(
-        f'---\nname: {name}\ndescription: Converts temperatures. Use for weather units.\npython-tools:\n{listed}\n---\n'
-        'Convert with the tools.\n',
-        encoding='utf-8',
-    )
-    return folder
-
-
 def test_a_trusted_skill_declared_tool_is_hidden_until_loaded_then_callable(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'units', [f'{FIXTURE}:convert_celsius', f'{FIXTURE}:run_number'])
+    write_skill(tmp_path, 'units', fields={'python-tools': [f'{FIXTURE}:convert_celsius', f'{FIXTURE}:run_number']})
     skills = Skills(tmp_path, trusted_directories=[tmp_path])
     script = Script(
         [
@@ -51,7 +40,7 @@ def test_a_trusted_skill_declared_tool_is_hidden_until_loaded_then_callable(tmp_
 
 
 def test_an_untrusted_skill_loads_without_its_declared_tools_and_a_warning(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'units', [f'{FIXTURE}:convert_celsius'])
+    write_skill(tmp_path, 'units', 'Convert with the tools.', fields={'python-tools': [f'{FIXTURE}:convert_celsius']})
     script = Script([[call('load_skill', name='units')], [call('convert_celsius', celsius=100)]])
 
     with pytest.warns(SkillWarning, match=r'not imported because its directory is not trusted.*trusted_directories'):
@@ -75,8 +64,8 @@ def test_an_untrusted_skill_loads_without_its_declared_tools_and_a_warning(tmp_p
     ],
 )
 def test_a_declared_tool_that_cannot_be_imported_skips_its_skill(tmp_path: Path, path: str, reason: str) -> None:
-    write_skill(tmp_path, 'broken', [path])
-    write_skill(tmp_path, 'units', [f'{FIXTURE}:convert_celsius'])
+    write_skill(tmp_path, 'broken', fields={'python-tools': [path]})
+    write_skill(tmp_path, 'units', fields={'python-tools': [f'{FIXTURE}:convert_celsius']})
 
     with pytest.warns(SkillWarning, match='skipped'):
         skills = Skills(tmp_path, trusted_directories=[str(tmp_path)])
@@ -90,7 +79,7 @@ def test_a_declared_tool_that_cannot_be_imported_skips_its_skill(tmp_path: Path,
 
 
 def test_a_declared_tool_clashing_with_another_skills_tool_is_a_conflict(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'units', [f'{FIXTURE}:convert_celsius'])
+    write_skill(tmp_path, 'units', fields={'python-tools': [f'{FIXTURE}:convert_celsius']})
     other = Skill('weather', 'Forecasts the weather. Use for forecasts.')
 
     @other.tool_plain
@@ -103,7 +92,7 @@ def test_a_declared_tool_clashing_with_another_skills_tool_is_a_conflict(tmp_pat
 
 
 def test_tools_must_be_a_list_of_import_paths(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'units', ' declared_tools_fixture:convert_celsius')
+    write_skill(tmp_path, 'units', fields={'python-tools': 'declared_tools_fixture:convert_celsius'})
 
     with pytest.warns(SkillWarning, match='`python-tools` must be a list of import paths'):
         skills = Skills(tmp_path, trusted_directories=[tmp_path])
@@ -112,7 +101,7 @@ def test_tools_must_be_a_list_of_import_paths(tmp_path: Path) -> None:
 
 
 def test_a_trusted_directory_must_be_a_skill_directory(tmp_path: Path) -> None:
-    write_skill(tmp_path / 'library', 'units', [f'{FIXTURE}:convert_celsius'])
+    write_skill(tmp_path / 'library', 'units', fields={'python-tools': [f'{FIXTURE}:convert_celsius']})
 
     with pytest.raises(SkillError, match='is not one of the skill directories'):
         Skills(tmp_path / 'library', trusted_directories=[tmp_path])

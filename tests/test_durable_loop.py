@@ -16,13 +16,7 @@ from pydantic_ai.messages import TextPart
 from skillshelf import LibraryOptions, SkillLibrary, Skills
 
 from scripted_model import Script
-
-SKILL = '---\nname: {name}\ndescription: The {name} skill.\n---\nDo {name} things.\n'
-
-
-def add_skill(directory: Path, name: str) -> None:
-    (directory / name).mkdir(parents=True)
-    (directory / name / 'SKILL.md').write_text(SKILL.format(name=name))
+from skill_files import write_skill
 
 
 def blocked_until_set(library: SkillLibrary, event: threading.Event, threads: list[str]) -> Callable[[], bool]:
@@ -41,11 +35,13 @@ def blocked_until_set(library: SkillLibrary, event: threading.Event, threads: li
 async def test_a_concurrent_coroutine_runs_while_the_library_check_waits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    add_skill(tmp_path, 'alpha')
+    write_skill(tmp_path, 'alpha')
     skills = Skills(tmp_path)
     event, threads = threading.Event(), list[str]()
     monkeypatch.setattr(skills.library, 'refresh', blocked_until_set(skills.library, event, threads))
-    add_skill(tmp_path, 'beta')  # found by this run's check, once the coroutine lets it go on
+    write_skill(
+        tmp_path, 'beta', description='The beta skill.'
+    )  # found by this run's check, once the coroutine lets it go on
     script = Script([[TextPart('done')]])
     agent = Agent(script.model(), capabilities=[skills])
 
@@ -63,7 +59,7 @@ async def test_a_concurrent_coroutine_runs_while_the_library_check_waits(
 async def test_the_check_runs_on_the_executor_the_agent_is_told_to_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    add_skill(tmp_path, 'alpha')
+    write_skill(tmp_path, 'alpha')
     skills = Skills(tmp_path)
     event, threads = threading.Event(), list[str]()
     event.set()
@@ -78,9 +74,9 @@ async def test_the_check_runs_on_the_executor_the_agent_is_told_to_use(
 
 def test_checks_from_many_threads_at_once_read_a_change_once(tmp_path: Path) -> None:
     for name in ('alpha', 'beta'):
-        add_skill(tmp_path, name)
+        write_skill(tmp_path, name)
     library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path]))
-    add_skill(tmp_path, 'gamma')
+    write_skill(tmp_path, 'gamma')
     start = threading.Barrier(8)
 
     def check() -> bool:

@@ -16,29 +16,21 @@ from skillshelf import LibraryOptions, Skill, SkillError, SkillLibrary, Skills, 
 from skillshelf.library.locations import standard_directories
 
 from scripted_model import META, Script, call, tool_returns
+from skill_files import write_library, write_skill
 
 T = TypeVar('T')
 
 
-def write_skill(root: Path, name: str, description: str = '', body: str = '') -> Path:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / 'SKILL.md').write_text(
-        f'---\nname: {name}\ndescription: {description or f"The {name} skill."}\n---\n{body or f"Do {name}."}\n',
-        encoding='utf-8',
-    )
-    return folder
-
-
 def library_dir(root: Path) -> Path:
-    for name, description in {
-        'pdf-forms': 'Fill PDF forms.',
-        'pdf-merge': 'Merge PDF files into one.',
-        'sql-review': 'Review SQL queries.',
-        'deploy': 'Deploy the service.',
-    }.items():
-        write_skill(root, name, description)
-    return root
+    return write_library(
+        root,
+        {
+            'pdf-forms': 'Fill PDF forms.',
+            'pdf-merge': 'Merge PDF files into one.',
+            'sql-review': 'Review SQL queries.',
+            'deploy': 'Deploy the service.',
+        },
+    )
 
 
 def caught(build: Callable[[], T]) -> tuple[T, list[str]]:
@@ -140,7 +132,7 @@ def test_filters_in_an_agent_spec_are_checked_with_the_option_name(tmp_path: Pat
 
 def test_combined_capabilities_merge_their_filters(tmp_path: Path) -> None:
     first, second = library_dir(tmp_path / 'a'), tmp_path / 'b'
-    write_skill(second, 'notes', 'Take notes.')
+    write_skill(second, 'notes', description='Take notes.')
     script = Script([[TextPart('ok')]])
     Agent(
         script.model(), capabilities=[Skills(first, include=['pdf-*']), Skills(second, exclude='pdf-merge')]
@@ -169,13 +161,13 @@ def home_and_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[P
 
 def test_standard_directories_follow_the_documented_precedence(home_and_project: tuple[Path, Path]) -> None:
     home, project = home_and_project
-    write_skill(project / '.claude' / 'skills', 'deploy', 'Deploy, the project way.')
-    write_skill(project / '.agents' / 'skills', 'deploy', 'Deploy, the agents way.')
-    write_skill(project / '.agents' / 'skills', 'lint', 'Lint the code.')
+    write_skill(project / '.claude' / 'skills', 'deploy', description='Deploy, the project way.')
+    write_skill(project / '.agents' / 'skills', 'deploy', description='Deploy, the agents way.')
+    write_skill(project / '.agents' / 'skills', 'lint', description='Lint the code.')
     (project / '.claude' / 'commands').mkdir(parents=True)
     (project / '.claude' / 'commands' / 'deploy.md').write_text('Deploy, the command way.\n', encoding='utf-8')
-    write_skill(home / '.claude' / 'skills', 'notes', 'Take notes.')
-    write_skill(home / '.codex' / 'skills', 'lint', 'Lint, the codex way.')
+    write_skill(home / '.claude' / 'skills', 'notes', 'Do notes.', description='Take notes.')
+    write_skill(home / '.codex' / 'skills', 'lint', description='Lint, the codex way.')
     (home / '.claude' / 'commands').mkdir(parents=True)
     (home / '.claude' / 'commands' / 'review.md').write_text('Review the diff.\n', encoding='utf-8')
     # ~/.agents/skills does not exist: skipped without a word
@@ -224,8 +216,8 @@ def test_codex_home_and_the_home_directory_as_project(
 ) -> None:
     home, _ = home_and_project
     monkeypatch.setenv('CODEX_HOME', str(home / 'codex-home'))
-    write_skill(home / 'codex-home' / 'skills', 'lint', 'Lint the code.')
-    write_skill(home / '.claude' / 'skills', 'notes', 'Take notes.')
+    write_skill(home / 'codex-home' / 'skills', 'lint', description='Lint the code.')
+    write_skill(home / '.claude' / 'skills', 'notes', description='Take notes.')
     monkeypatch.chdir(home)  # the project is the home directory: ~/.claude/skills is read once, not shadowed
 
     capability, warned = caught(lambda: Skills(standard_directories=True))
@@ -236,7 +228,7 @@ def test_codex_home_and_the_home_directory_as_project(
 def test_a_standard_directory_created_later_is_read_at_the_next_run(home_and_project: tuple[Path, Path]) -> None:
     _, project = home_and_project
     capability = Skills(standard_directories=True)
-    write_skill(project / '.agents' / 'skills', 'lint', 'Lint the code.')
+    write_skill(project / '.agents' / 'skills', 'lint', description='Lint the code.')
 
     script = Script([[call('load_skill', name='lint')], [TextPart('done')]])
     result = Agent(script.model(), capabilities=[capability]).run_sync('lint it')
@@ -259,8 +251,8 @@ def test_relative_paths_in_a_spec_file_resolve_against_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     work, specs = tmp_path / 'work', tmp_path / 'specs'
-    write_skill(work / 'skills', 'deploy', 'Deploy, from the working directory.')
-    write_skill(specs / 'skills', 'deploy', 'Deploy, beside the spec file.')
+    write_skill(work / 'skills', 'deploy', 'Do deploy.', description='Deploy, from the working directory.')
+    write_skill(specs / 'skills', 'deploy', description='Deploy, beside the spec file.')
     spec_file = specs / 'agent.yaml'
     spec_file.write_text('model: test\ncapabilities:\n  - Skills:\n      directories: [skills]\n', encoding='utf-8')
     monkeypatch.chdir(work)

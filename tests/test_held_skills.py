@@ -23,17 +23,9 @@ from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillLibrary, 
 from folder_swaps import delete, swap_for_another_folder, swap_for_outside_link, swap_for_relative_outside_link
 from reliability.ledger import case
 from scripted_model import tool_returns
+from skill_files import write_skill
 
 SECRET = 'TOP-SECRET-9911'
-
-
-def write(root: Path, folder: str, name: str | None = None, body: str = 'Inside instructions.') -> Path:
-    directory = root / folder
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / 'SKILL.md').write_text(
-        f'---\nname: {name or folder}\ndescription: A skill called {name or folder}.\n---\n{body}\n', encoding='utf-8'
-    )
-    return directory
 
 
 def load_once(capability: Skills[Any], name: str) -> str:
@@ -62,8 +54,8 @@ def test_load_skill_after_the_folder_was_swapped_never_reads_through_it(
     tmp_path: Path, swap: object, change: str
 ) -> None:
     library = tmp_path / 'lib'
-    folder = write(library, 'demo')
-    outside = write(tmp_path / 'elsewhere', 'demo', body=SECRET)
+    folder = write_skill(library, 'demo', 'Inside instructions.')
+    outside = write_skill(tmp_path / 'elsewhere', 'demo', SECRET)
     capability = Skills(library, auto_reload=False)
 
     swap(folder, outside)  # type: ignore[operator]
@@ -84,16 +76,16 @@ def test_load_skill_after_the_folder_was_swapped_never_reads_through_it(
 
 def test_the_next_run_reads_the_changed_library_again(tmp_path: Path) -> None:
     library = tmp_path / 'lib'
-    folder = write(library, 'demo')
+    folder = write_skill(library, 'demo', 'Inside instructions.')
     capability = Skills(library)
-    swap_for_another_folder(folder, write(tmp_path / 'elsewhere', 'demo', body='Replaced instructions.'))
+    swap_for_another_folder(folder, write_skill(tmp_path / 'elsewhere', 'demo', 'Replaced instructions.'))
 
     assert 'Replaced instructions.' in load_once(capability, 'demo')
 
 
 def test_a_hard_linked_skill_md_is_skipped_unless_hard_links_are_allowed(tmp_path: Path) -> None:
     library = tmp_path / 'lib'
-    folder = write(library, 'demo')
+    folder = write_skill(library, 'demo', 'Inside instructions.')
     os.link(folder / 'SKILL.md', tmp_path / 'other-name.md')
 
     with warnings.catch_warnings(record=True) as caught:
@@ -122,8 +114,8 @@ LOOK_ALIKES = [
 @pytest.mark.parametrize(('trusted', 'impostor'), LOOK_ALIKES)
 def test_a_folder_whose_name_looks_like_another_skill_is_skipped(tmp_path: Path, trusted: str, impostor: str) -> None:
     first, second = tmp_path / 'first', tmp_path / 'second'
-    write(first, trusted)
-    write(second, impostor)
+    write_skill(first, trusted)
+    write_skill(second, impostor)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
@@ -138,8 +130,8 @@ def test_a_folder_whose_name_looks_like_another_skill_is_skipped(tmp_path: Path,
 
 
 def test_look_alike_names_in_one_directory_keep_the_first_in_name_order(tmp_path: Path) -> None:
-    write(tmp_path, 'deploy')
-    write(tmp_path, 'dеplоy')
+    write_skill(tmp_path, 'deploy')
+    write_skill(tmp_path, 'dеplоy')
 
     with warnings.catch_warnings(record=True):
         warnings.simplefilter('always')
@@ -154,7 +146,7 @@ def test_python_skills_with_look_alike_names_are_refused() -> None:
 
 
 def test_a_folder_that_looks_like_a_python_skill_is_refused(tmp_path: Path) -> None:
-    write(tmp_path, 'dеplоy')
+    write_skill(tmp_path, 'dеplоy')
     with pytest.raises(
         SkillConflictError, match=r"the Python skill 'deploy' and the folder .* have names that look alike"
     ):
@@ -164,7 +156,7 @@ def test_a_folder_that_looks_like_a_python_skill_is_refused(tmp_path: Path) -> N
 @pytest.mark.parametrize('names', [('deploy', 'deploy-v2'), ('café', 'cafe'), ('日本語', '日本'), ('pdf', 'pdfs')])
 def test_names_that_only_differ_are_not_confused(tmp_path: Path, names: tuple[str, str]) -> None:
     for name in names:
-        write(tmp_path, name)
+        write_skill(tmp_path, name)
     library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path]))
 
     assert sorted(library.skills) == sorted(names)

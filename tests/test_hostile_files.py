@@ -28,6 +28,7 @@ from skillshelf.sources.directory import discover, fingerprint
 from hang_detector import finishes
 from reliability.ledger import case, example
 from scripted_model import Script, call, tool_returns
+from skill_files import skill_md, write_skill
 
 AREA = 'Skill files'
 PROPERTY_SETTINGS = settings(
@@ -48,15 +49,13 @@ def build(directory: Path, *, strict: bool = False) -> tuple[SkillLibrary, list[
 
 
 def write(root: Path, folder: str, content: bytes | str) -> Path:
-    directory = root / folder
-    directory.mkdir(parents=True, exist_ok=True)
-    data = content.encode('utf-8') if isinstance(content, str) else content
-    (directory / 'SKILL.md').write_bytes(data)
-    return directory
+    """`write_skill(root, folder, text=content)`, by the name this module's tests were written with: hypothesis derives
+    the examples of a derandomized test from its source, and `docs/reliability.md` counts them."""
+    return write_skill(root, folder, text=content)
 
 
 def valid(name: str = 'demo', body: str = 'Do the thing.') -> str:
-    return f'---\nname: {name}\ndescription: A demo skill.\n---\n{body}\n'
+    return skill_md(name, body, description='A demo skill.')
 
 
 BOMB = (

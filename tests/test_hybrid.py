@@ -36,6 +36,7 @@ from skillshelf.ranking.hybrid import SHORT_TEXT_WORDS, dense_shares, indexed_wo
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 
 from scripted_model import Script, call, tool_returns
+from skill_files import write_library
 from skill_fixtures import WordEncoder
 
 PARAPHRASE = 'hire an automobile'
@@ -55,15 +56,9 @@ def travel_skills() -> list[Skill[Any]]:
     ]
 
 
-def write_library(root: Path, count: int) -> Path:
-    for n in range(count):
-        folder = root / f'skill-{n:03d}'
-        folder.mkdir(parents=True)
-        (folder / 'SKILL.md').write_text(
-            f'---\nname: skill-{n:03d}\ndescription: Task number {n} for topic{n} work.\n---\nSteps for topic{n}.\n',
-            encoding='utf-8',
-        )
-    return root
+def numbered_skills(count: int) -> dict[str, tuple[str, str]]:
+    """`skill-000`, `skill-001`...: skill n is about `topic<n>`."""
+    return {f'skill-{n:03d}': (f'Task number {n} for topic{n} work.', f'Steps for topic{n}.') for n in range(count)}
 
 
 @pytest.fixture
@@ -297,7 +292,7 @@ def test_prepare_search_embeds_up_front_and_raises_what_a_search_would_only_warn
 
 
 def test_vectors_are_cached_on_disk_and_reused_until_a_skill_changes(tmp_path: Path, cache_dir: Path) -> None:
-    library_dir = write_library(tmp_path / 'library', 200)
+    library_dir = write_library(tmp_path / 'library', numbered_skills(200))
 
     def searched_texts(encoder: WordEncoder) -> list[str]:
         library = SkillLibrary.build(
@@ -331,7 +326,7 @@ def semantic_probe(texts: list[str]) -> str:
 
 
 def test_an_unreadable_vector_cache_is_ignored_and_rewritten(tmp_path: Path, cache_dir: Path) -> None:
-    library_dir = write_library(tmp_path / 'library', 200)
+    library_dir = write_library(tmp_path / 'library', numbered_skills(200))
     SkillLibrary.build(
         options=LibraryOptions(directories=[library_dir]), search=SearchOptions(encoder=WordEncoder())
     ).search('topic1', 1)
@@ -353,7 +348,7 @@ def test_an_unreadable_vector_cache_is_ignored_and_rewritten(tmp_path: Path, cac
 def test_small_libraries_are_not_cached_but_a_refresh_embeds_only_what_changed(
     tmp_path: Path, cache_dir: Path, make_script: Callable[..., Script]
 ) -> None:
-    library_dir = write_library(tmp_path / 'library', 3)
+    library_dir = write_library(tmp_path / 'library', numbered_skills(3))
     encoder = WordEncoder()
     capability = Skills(library_dir, encoder=encoder)
     agent = Agent(make_script().model(), capabilities=[capability])
@@ -405,7 +400,8 @@ def test_building_hybrid_search_reads_each_skill_body_once(tmp_path: Path, monke
     import skillshelf.content.folder
 
     library = SkillLibrary.build(
-        options=LibraryOptions(directories=[write_library(tmp_path, 5)]), search=SearchOptions(encoder=WordEncoder())
+        options=LibraryOptions(directories=[write_library(tmp_path, numbered_skills(5))]),
+        search=SearchOptions(encoder=WordEncoder()),
     )
     reads: list[int | None] = []
     read_body = skillshelf.content.folder.read_body

@@ -14,6 +14,7 @@ from skillshelf.capability.arguments import substitute_arguments
 from skillshelf.capability.skills import SkillCommand, loaded_skills
 
 from scripted_model import META, Script, call, tool_returns
+from skill_files import write_skill
 from skill_fixtures import forecast_calls, weather
 
 
@@ -32,8 +33,7 @@ def library(root: Path) -> Path:
         'summarise': ('description: Summarise a text.', 'Summarise it in three lines.'),
     }
     for name, (front, body) in skills.items():
-        (root / name).mkdir(parents=True)
-        (root / name / 'SKILL.md').write_text(f'---\nname: {name}\n{front}\n---\n{body}\n', encoding='utf-8')
+        write_skill(root, name, body, frontmatter=f'name: {name}\n{front}')
     return root
 
 

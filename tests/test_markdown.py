@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -26,23 +25,14 @@ from skillshelf import (
 from skillshelf.markdown import guarded_yaml
 from skillshelf.markdown.frontmatter import read_body, read_frontmatter
 
-
-def write_skill(root: Path, folder: str, text: str, **files: str) -> Path:
-    directory = root / folder
-    directory.mkdir(parents=True)
-    (directory / 'SKILL.md').write_text(textwrap.dedent(text).lstrip(), encoding='utf-8')
-    for name, content in files.items():
-        path = directory / name.replace('__', '/')
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding='utf-8')
-    return directory
+from skill_files import dedented, write_skill
 
 
 def test_every_known_field_and_unknown_fields_are_kept(tmp_path: Path) -> None:
     folder = write_skill(
         tmp_path,
         'pdf-forms',
-        """
+        text=dedented("""
         ---
         name: pdf-forms
         description: Fill PDF forms.
@@ -57,7 +47,7 @@ def test_every_known_field_and_unknown_fields_are_kept(tmp_path: Path) -> None:
         tags: [pdf, forms]
         ---
         Body text.
-        """,
+        """),
     )
     skill = Skill.from_folder(folder)
 
@@ -81,7 +71,7 @@ def test_three_dashes_inside_a_value_are_not_a_delimiter(tmp_path: Path) -> None
     folder = write_skill(
         tmp_path,
         'dashes',
-        """
+        text=dedented("""
         ---
         name: dashes
         description: "Separate sections with --- lines"
@@ -89,7 +79,7 @@ def test_three_dashes_inside_a_value_are_not_a_delimiter(tmp_path: Path) -> None
         Use --- between sections.
         ---
         Still body.
-        """,
+        """),
     )
     skill = Skill.from_folder(folder)
     assert skill.description == 'Separate sections with --- lines'
@@ -100,13 +90,13 @@ def test_an_unquoted_colon_in_a_description_is_recovered_with_a_warning(tmp_path
     folder = write_skill(
         tmp_path,
         'colons',
-        """
+        text=dedented("""
         ---
         name: colons
         description: Review code. Use when: the user asks for a review
         ---
         Body.
-        """,
+        """),
     )
     with pytest.warns(SkillWarning, match='quoted a frontmatter value that contains ": "'):
         skill = Skill.from_folder(folder)
@@ -154,14 +144,14 @@ def test_format_errors_name_the_problem(tmp_path: Path, folder: str, text: str, 
 
 
 def test_unicode_lower_case_names_follow_the_format(tmp_path: Path) -> None:
-    folder = write_skill(tmp_path, 'café-notes', '---\nname: café-notes\ndescription: Notes.\n---\n')
+    folder = write_skill(tmp_path, 'café-notes', text='---\nname: café-notes\ndescription: Notes.\n---\n')
     assert Skill.from_folder(folder).name == 'café-notes'
 
 
 def test_a_broken_skill_is_skipped_with_a_warning_and_never_hides_the_valid_ones(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'alpha', '---\nname: alpha\ndescription: First.\n---\n')
-    write_skill(tmp_path, 'broken', '---\nname: broken\n---\n')
-    write_skill(tmp_path, 'zeta', '---\nname: zeta\ndescription: Last.\n---\n')
+    write_skill(tmp_path, 'alpha', text='---\nname: alpha\ndescription: First.\n---\n')
+    write_skill(tmp_path, 'broken', text='---\nname: broken\n---\n')
+    write_skill(tmp_path, 'zeta', text='---\nname: zeta\ndescription: Last.\n---\n')
     (tmp_path / 'not-a-skill').mkdir()
     (tmp_path / '.hidden').mkdir()
     (tmp_path / 'README.md').write_text('# Our skills', encoding='utf-8')
@@ -182,14 +172,14 @@ def test_a_broken_skill_is_skipped_with_a_warning_and_never_hides_the_valid_ones
 
 
 def test_strict_mode_turns_a_skip_into_an_error(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'broken', '---\nname: broken\n---\n')
+    write_skill(tmp_path, 'broken', text='---\nname: broken\n---\n')
     with pytest.raises(SkillError, match='the frontmatter has no `description` field'):
         SkillLibrary.build(options=LibraryOptions(directories=[tmp_path], strict=True))
 
 
 def test_the_first_directory_wins_a_name_clash(tmp_path: Path) -> None:
-    write_skill(tmp_path / 'project', 'lint', '---\nname: lint\ndescription: Project lint rules.\n---\n')
-    write_skill(tmp_path / 'user', 'lint', '---\nname: lint\ndescription: User lint rules.\n---\n')
+    write_skill(tmp_path / 'project', 'lint', text='---\nname: lint\ndescription: Project lint rules.\n---\n')
+    write_skill(tmp_path / 'user', 'lint', text='---\nname: lint\ndescription: User lint rules.\n---\n')
 
     with pytest.warns(SkillWarning, match='shadowed by .*project/lint'):
         library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path / 'project', tmp_path / 'user']))
@@ -197,13 +187,13 @@ def test_the_first_directory_wins_a_name_clash(tmp_path: Path) -> None:
 
 
 def test_a_python_skill_and_a_folder_skill_with_one_name_conflict(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'lint', '---\nname: lint\ndescription: Lint.\n---\n')
+    write_skill(tmp_path, 'lint', text='---\nname: lint\ndescription: Lint.\n---\n')
     with pytest.raises(SkillConflictError, match=r"the Python skill 'lint' and the folder .* share a name"):
         SkillLibrary.build([Skill('lint', 'Python lint.')], LibraryOptions(directories=[tmp_path]))
 
 
 def test_a_directory_that_is_itself_a_skill_folder_is_accepted(tmp_path: Path) -> None:
-    folder = write_skill(tmp_path, 'solo', '---\nname: solo\ndescription: Alone.\n---\n')
+    folder = write_skill(tmp_path, 'solo', text='---\nname: solo\ndescription: Alone.\n---\n')
     library = SkillLibrary.build(options=LibraryOptions(directories=[folder]))
     assert list(library.skills) == ['solo']
     assert library.refresh() is False
@@ -213,7 +203,7 @@ def test_a_directory_that_is_itself_a_skill_folder_is_accepted(tmp_path: Path) -
 
 
 def test_a_folder_skill_gets_its_toolset_when_a_tool_is_added(tmp_path: Path) -> None:
-    skill = Skill.from_folder(write_skill(tmp_path, 'dice', '---\nname: dice\ndescription: Roll dice.\n---\n'))
+    skill = Skill.from_folder(write_skill(tmp_path, 'dice', text='---\nname: dice\ndescription: Roll dice.\n---\n'))
     assert skill.tool_names == []
 
     @skill.tool_plain
@@ -224,7 +214,7 @@ def test_a_folder_skill_gets_its_toolset_when_a_tool_is_added(tmp_path: Path) ->
 
 
 def test_the_body_is_read_when_the_skill_is_loaded_not_when_it_is_discovered(tmp_path: Path) -> None:
-    folder = write_skill(tmp_path, 'lazy', '---\nname: lazy\ndescription: Lazy.\n---\nOld body.\n')
+    folder = write_skill(tmp_path, 'lazy', text='---\nname: lazy\ndescription: Lazy.\n---\nOld body.\n')
     skill = Skill.from_folder(folder)
     (folder / 'SKILL.md').write_text('---\nname: lazy\ndescription: Lazy.\n---\nNew body.\n', encoding='utf-8')
     assert skill.load_instructions() == 'New body.'
@@ -234,10 +224,8 @@ def test_resources_are_listed_sorted_without_hidden_files_and_read_safely(tmp_pa
     folder = write_skill(
         tmp_path,
         'docs',
-        '---\nname: docs\ndescription: Docs.\n---\n',
-        b__two_md='two',
-        a_md='one',
-        **{'.secret': 'hidden'},
+        text='---\nname: docs\ndescription: Docs.\n---\n',
+        files={'b/two_md': 'two', 'a_md': 'one', '.secret': 'hidden'},
     )
     skill = Skill.from_folder(folder)
     assert skill.list_resources() == ['a_md', 'b/two_md']
@@ -328,7 +316,7 @@ def test_nesting_up_to_the_limit_is_read() -> None:
 @pytest.mark.parametrize('body', ['plain words ' * 20_000, 'é' * 100_000, '日本語の説明' * 12_000, '🙂x' * 40_000])
 @pytest.mark.parametrize('max_chars', [1, 4_097, 10_000])
 def test_the_start_of_a_body_reads_as_the_start_of_the_whole_body(tmp_path: Path, body: str, max_chars: int) -> None:
-    skill = Skill.from_folder(write_skill(tmp_path, 'demo', f'---\nname: demo\ndescription: Demo.\n---\n{body}\n'))
+    skill = Skill.from_folder(write_skill(tmp_path, 'demo', text=f'---\nname: demo\ndescription: Demo.\n---\n{body}\n'))
     assert skill.load_instructions(max_chars) == skill.load_instructions()[:max_chars]
     assert len(skill.load_instructions(max_chars)) == max_chars
 
@@ -369,7 +357,7 @@ class ShortReads:
 
 def test_short_reads_give_the_same_frontmatter_and_body(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     body = ''.join(f'Step {n}: do the thing, then check it. 数据 {n}\n' for n in range(3000))  # > 64 KB
-    folder = write_skill(tmp_path, 'long', f'---\nname: long\ndescription: A long skill.\n---\n\n{body}')
+    folder = write_skill(tmp_path, 'long', text=f'---\nname: long\ndescription: A long skill.\n---\n\n{body}')
     expected = (read_frontmatter(folder / 'SKILL.md'), read_body(folder / 'SKILL.md'))
     short = ShortReads(most=4093)
     monkeypatch.setattr(skillshelf.files, 'os', short)

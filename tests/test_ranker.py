@@ -27,6 +27,7 @@ from skillshelf.ranking.negatives import split_body, split_description
 
 from repo_paths import SAMPLE_SKILLS
 from scripted_model import Script, call, tool_returns
+from skill_files import write_skill
 
 REVIEW = 'review a commit history'
 """`commit-messages` scores 0.95; `release-notes`, `sql-review` and `http-api-design` about 0.2 each."""
@@ -178,19 +179,14 @@ def test_a_failing_custom_ranker_falls_back_to_lexical_ranking_with_a_warning(ra
     assert any(problem in str(warning.message) for warning in caught)
 
 
-def write_skill(root: Path, name: str, description: str) -> None:
-    (root / name).mkdir()
-    (root / name / 'SKILL.md').write_text(f'---\nname: {name}\ndescription: {description}\n---\nSteps.\n', 'utf-8')
-
-
 def test_a_custom_ranker_is_built_once_and_again_when_the_skills_change(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'weather', 'Forecasts for a city.')
+    write_skill(tmp_path, 'weather', 'Steps.', description='Forecasts for a city.')
     library = SkillLibrary.build(
         options=LibraryOptions(directories=[tmp_path]), search=SearchOptions(ranker=LongestDescription)
     )
     assert [hit.name for hit in library.search('city', 3)] == ['weather']
     assert [hit.name for hit in library.search('city', 3)] == ['weather']
-    write_skill(tmp_path, 'city-guide', 'Walks, museums and food in a city you visit.')
+    write_skill(tmp_path, 'city-guide', 'Steps.', description='Walks, museums and food in a city you visit.')
     assert library.refresh()
 
     assert [hit.name for hit in library.search('city', 3)] == ['city-guide', 'weather']

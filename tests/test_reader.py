@@ -29,18 +29,12 @@ from skillshelf.sources.directory import Discovery, discover
 
 from hang_detector import finishes
 from reliability.ledger import case
+from skill_files import write_skill
 
 AREA = 'Skill files'
 
 HANG_SECONDS = 10
 """Not a speed test: every input here is read in milliseconds; a read still running after this long is stuck."""
-
-
-def write(root: Path, folder: str, text: str | bytes) -> Path:
-    (root / folder).mkdir(parents=True, exist_ok=True)
-    data = text if isinstance(text, bytes) else text.encode('utf-8', 'surrogatepass')
-    (root / folder / 'SKILL.md').write_bytes(data)
-    return root / folder
 
 
 def quietly_discover(root: Path) -> Discovery:
@@ -85,8 +79,8 @@ SURROGATE_FRONTMATTERS = {
 def test_a_lone_surrogate_in_the_frontmatter_skips_the_skill_saying_why(
     tmp_path: Path, where: str, yaml_parser: str
 ) -> None:
-    write(tmp_path, 'demo', f'---\n{SURROGATE_FRONTMATTERS[where]}\n---\nBody.\n')
-    write(tmp_path, 'fine', '---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
+    write_skill(tmp_path, 'demo', text=f'---\n{SURROGATE_FRONTMATTERS[where]}\n---\nBody.\n')
+    write_skill(tmp_path, 'fine', text='---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
 
     library, warned = build(tmp_path)
 
@@ -109,7 +103,7 @@ def test_a_lone_surrogate_in_the_frontmatter_skips_the_skill_saying_why(
 def test_the_pure_python_parser_names_where_the_surrogate_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(guarded_yaml, '_BASE_LOADER', yaml.SafeLoader)
     monkeypatch.setattr(guarded_yaml, '_LOADER', guarded_yaml._loader_class(yaml.SafeLoader))  # pyright: ignore[reportPrivateUsage]
-    write(tmp_path, 'demo', f'---\n{SURROGATE_FRONTMATTERS["nested list"]}\n---\n')
+    write_skill(tmp_path, 'demo', text=f'---\n{SURROGATE_FRONTMATTERS["nested list"]}\n---\n')
 
     [skipped] = quietly_discover(tmp_path).skipped
 
@@ -127,8 +121,8 @@ def test_the_pure_python_parser_names_where_the_surrogate_is(tmp_path: Path, mon
 
 def test_a_body_is_decoded_strictly_so_it_cannot_hold_a_surrogate(tmp_path: Path) -> None:
     # b'\xed\xa0\x80' is U+D800 encoded as if it were a character; Python's strict UTF-8 decoder refuses it.
-    folder = write(tmp_path, 'demo', b'---\nname: demo\ndescription: ok\n---\nBody \xed\xa0\x80 here.\n')
-    write(tmp_path, 'escaped', '---\nname: escaped\ndescription: ok\n---\nThe text \\ud800 is only text.\n')
+    folder = write_skill(tmp_path, 'demo', text=b'---\nname: demo\ndescription: ok\n---\nBody \xed\xa0\x80 here.\n')
+    write_skill(tmp_path, 'escaped', text='---\nname: escaped\ndescription: ok\n---\nThe text \\ud800 is only text.\n')
 
     skills = {skill.name: skill for skill in quietly_discover(tmp_path).skills}
 
@@ -201,7 +195,7 @@ SILENT_DROPS: dict[str, tuple[Callable[[Path, Path], object], str]] = {
         f'a symlink to {os.path.realpath("/etc")}, outside the library directory',
     ),
     'symlink to a folder outside': (
-        lambda entry, base: entry.symlink_to(write(base / 'elsewhere', 'entry', '---\n---\n')),
+        lambda entry, base: entry.symlink_to(write_skill(base / 'elsewhere', 'entry', text='---\n---\n')),
         'outside the library directory; skills are only read from inside a library',
     ),
     'symlink to the library itself': (
@@ -220,7 +214,9 @@ SILENT_DROPS: dict[str, tuple[Callable[[Path, Path], object], str]] = {
         'it is a file, not a skill folder',
     ),
     'symlink to a markdown file': (
-        lambda entry, base: entry.with_suffix('.md').symlink_to(write(base / 'elsewhere', 'x', 'text') / 'SKILL.md'),
+        lambda entry, base: entry.with_suffix('.md').symlink_to(
+            write_skill(base / 'elsewhere', 'x', text='text') / 'SKILL.md'
+        ),
         'it is a symlink to a file, not a skill folder',
     ),
     'FIFO': (_fifo, 'a special file (a FIFO, socket or device)'),
@@ -229,7 +225,7 @@ SILENT_DROPS: dict[str, tuple[Callable[[Path, Path], object], str]] = {
         'the folder has no SKILL.md',
     ),
     'folder of skill folders': (
-        lambda entry, base: write(entry, 'nested', '---\nname: nested\ndescription: Deeper.\n---\n'),
+        lambda entry, base: write_skill(entry, 'nested', text='---\nname: nested\ndescription: Deeper.\n---\n'),
         'skills in its sub-folders are not read',
     ),
 }
@@ -239,7 +235,7 @@ SILENT_DROPS: dict[str, tuple[Callable[[Path, Path], object], str]] = {
 def test_every_entry_that_is_not_a_skill_is_reported_with_its_path_and_reason(tmp_path: Path, entry: str) -> None:
     make, problem = SILENT_DROPS[entry]
     library_dir = tmp_path / 'lib'
-    write(library_dir, 'fine', '---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
+    write_skill(library_dir, 'fine', text='---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
     make(library_dir / 'entry', tmp_path)
 
     library, warned = finishes(lambda: build(library_dir), HANG_SECONDS)
@@ -276,7 +272,7 @@ def test_every_entry_that_is_not_a_skill_is_reported_with_its_path_and_reason(tm
     ],
 )
 def test_documents_and_other_files_beside_the_skills_are_not_reported(tmp_path: Path, name: str) -> None:
-    write(tmp_path, 'fine', '---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
+    write_skill(tmp_path, 'fine', text='---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
     (tmp_path / name).write_text('# About these skills', encoding='utf-8')
     with warnings.catch_warnings():
         warnings.simplefilter('error')
@@ -293,8 +289,8 @@ def test_a_folder_the_process_cannot_read_is_reported() -> None:
     base = Path(tempfile.mkdtemp(dir='/tmp'))  # outside pytest's root-only temp folder
     try:
         base.chmod(0o755)
-        write(base / 'lib', 'fine', '---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
-        write(base / 'lib', 'locked', '---\nname: locked\ndescription: Unreadable.\n---\nBody.\n').chmod(0)
+        write_skill(base / 'lib', 'fine', text='---\nname: fine\ndescription: A neighbour.\n---\nBody.\n')
+        write_skill(base / 'lib', 'locked', text='---\nname: locked\ndescription: Unreadable.\n---\nBody.\n').chmod(0)
         script = (
             'import sys, warnings; from pathlib import Path; from skillshelf.sources.directory import discover\n'
             'warnings.simplefilter("ignore")\n'
@@ -342,7 +338,7 @@ def test_aliases_that_expand_a_frontmatter_past_the_byte_limit_are_refused(
 ) -> None:
     text = f'---\nname: demo\ndescription: ok\n{ALIAS_AMPLIFIERS[amplifier]}\n---\nBody.\n'
     assert len(text.encode()) < MAX_FRONTMATTER_BYTES  # small on disk, under the value count too
-    write(tmp_path, 'demo', text)
+    write_skill(tmp_path, 'demo', text=text)
 
     [skipped] = quietly_discover(tmp_path).skipped
 
@@ -359,7 +355,9 @@ def test_aliases_that_expand_a_frontmatter_past_the_byte_limit_are_refused(
 
 
 def test_aliases_within_the_limits_are_read(tmp_path: Path) -> None:
-    write(tmp_path, 'demo', f'---\nname: demo\ndescription: ok\nkeywords: [&a "{LONG}"' + ', *a' * 20 + ']\n---\n')
+    write_skill(
+        tmp_path, 'demo', text=f'---\nname: demo\ndescription: ok\nkeywords: [&a "{LONG}"' + ', *a' * 20 + ']\n---\n'
+    )
     [skill] = quietly_discover(tmp_path).skills
     assert len(skill.metadata['keywords']) == 21
     case(
@@ -371,7 +369,7 @@ def test_aliases_within_the_limits_are_read(tmp_path: Path) -> None:
 
 def test_many_small_aliases_still_hit_the_value_limit(tmp_path: Path) -> None:
     extra = 'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [' + ', '.join(['*a'] * 100) + ']\nc: [' + '*b, ' * 60 + '*b]'
-    write(tmp_path, 'demo', f'---\nname: demo\ndescription: ok\n{extra}\n---\n')
+    write_skill(tmp_path, 'demo', text=f'---\nname: demo\ndescription: ok\n{extra}\n---\n')
     [skipped] = quietly_discover(tmp_path).skipped
     assert f'more than {MAX_YAML_NODES:,} values' in skipped.problem
     case(
@@ -402,7 +400,7 @@ LINEAR_INPUTS = {
 
 @pytest.mark.parametrize('run', LINEAR_INPUTS, ids=LINEAR_INPUTS.keys())
 def test_long_runs_on_one_line_are_read_without_stalling(tmp_path: Path, run: str) -> None:
-    folder = write(tmp_path, 'demo', LINEAR_INPUTS[run])
+    folder = write_skill(tmp_path, 'demo', text=LINEAR_INPUTS[run])
 
     found, warned = finishes(lambda: discover_recording_warnings(tmp_path), HANG_SECONDS)
     report = finishes(lambda: lint_folder(folder), HANG_SECONDS)
@@ -467,7 +465,7 @@ def _library_outcome(root: Path) -> str | None:
 @pytest.mark.parametrize('edge', READER_EDGES, ids=READER_EDGES.keys())
 def test_discovery_and_validate_read_a_frontmatter_the_same_way(tmp_path: Path, edge: str, yaml_parser: str) -> None:
     frontmatter, reason = READER_EDGES[edge]
-    folder = write(tmp_path, 'demo', f'---\n{frontmatter}\n---\nDo the thing.\n')
+    folder = write_skill(tmp_path, 'demo', text=f'---\n{frontmatter}\n---\nDo the thing.\n')
 
     skipped_because = _library_outcome(tmp_path)
     errors = [f'{finding.rule}: {finding.message}' for finding in lint_folder(folder).errors]

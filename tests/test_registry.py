@@ -19,20 +19,7 @@ from skillshelf.sources.registry import SkillRegistry
 
 from reliability.ledger import case
 from scripted_model import Script, call, tool_returns
-
-
-def skill_md(name: str, body: str = 'Follow the steps.') -> str:
-    return f'---\nname: {name}\ndescription: Handles {name} work.\nkeywords: [{name}-kw]\n---\n{body}\n'
-
-
-def write_skill(root: Path, name: str, body: str, files: dict[str, str] | None = None) -> Path:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / 'SKILL.md').write_text(skill_md(name, body), encoding='utf-8')
-    for path, text in (files or {}).items():
-        (folder / path).parent.mkdir(parents=True, exist_ok=True)
-        (folder / path).write_text(text, encoding='utf-8')
-    return folder
+from skill_files import skill_md, write_skill
 
 
 def run(capability: Skills[Any], *steps: list[object]) -> list[object]:
@@ -48,7 +35,7 @@ def url(tmp_path: Path) -> str:
 
 def test_publish_update_remove_reach_a_worker_at_its_next_run(tmp_path: Path, url: str) -> None:
     publisher = SkillRegistry(url)
-    publisher.publish(write_skill(tmp_path / 'v1', 'deploy', 'Deploy v1.', {'reference/steps.md': 'Step list'}))
+    publisher.publish(write_skill(tmp_path / 'v1', 'deploy', 'Deploy v1.', files={'reference/steps.md': 'Step list'}))
     worker = Skills[None](sources=[SkillRegistry(url)])  # another handle, as another process would have
 
     returns = run(
@@ -85,7 +72,7 @@ def test_publish_many_is_one_change_and_all_or_nothing(tmp_path: Path, url: str)
     broken = tmp_path / 'broken'
     broken.mkdir()
     (broken / 'SKILL.md').write_text('---\nname: broken\n---\nNo description.\n', encoding='utf-8')
-    folders = [write_skill(tmp_path / 'lib', name, f'{name} body.', {'a.md': name}) for name in ('csv', 'deploy')]
+    folders = [write_skill(tmp_path / 'lib', name, f'{name} body.', files={'a.md': name}) for name in ('csv', 'deploy')]
     with pytest.raises(SkillFormatError, match='description'):
         publisher.publish_many([*folders, broken])
     assert publisher.version() == before
@@ -106,7 +93,7 @@ def test_publish_many_is_one_change_and_all_or_nothing(tmp_path: Path, url: str)
 def test_search_ranks_registry_skills_as_it_ranks_folder_skills(tmp_path: Path, url: str) -> None:
     registry = SkillRegistry(url)
     for name, body in [('csv-tools', 'Parse CSV files and spreadsheets.'), ('pdf-tools', 'Split PDF documents.')]:
-        registry.publish(write_skill(tmp_path / 'lib', name, body))
+        registry.publish(write_skill(tmp_path / 'lib', name, body, fields={'keywords': f'[{name}-kw]'}))
     from_registry = Skills[None](sources=[registry]).library
     from_folders = Skills[None](directories=[tmp_path / 'lib']).library
     for query in ('spreadsheet', 'pdf-tools-kw', 'split documents'):
@@ -216,7 +203,7 @@ def test_cli_publishes_lists_and_unpublishes(tmp_path: Path, url: str) -> None:
 
     runner = CliRunner(env={'COLUMNS': '200', 'NO_COLOR': '1'})
     library = tmp_path / 'lib'
-    write_skill(library, 'deploy', 'Deploy.', {'steps.md': 'Steps'})
+    write_skill(library, 'deploy', 'Deploy.', files={'steps.md': 'Steps'})
     write_skill(library, 'notes', 'Notes.')
     (library / 'broken').mkdir()
     (library / 'broken' / 'SKILL.md').write_text('no frontmatter', encoding='utf-8')

@@ -37,6 +37,7 @@ from skillshelf.markdown.frontmatter import SKILL_FILE
 
 from folder_swaps import delete, swap_for_another_folder, swap_for_outside_link, swap_for_relative_outside_link
 from reliability.ledger import case, example
+from skill_files import write_skill
 
 AREA = 'Resource reads'
 SECRET = 'TOP-SECRET-4242'
@@ -46,17 +47,10 @@ NOTES = 'Inside notes: measure twice.'
 def make_library(base: Path) -> Path:
     """`base/lib/demo` (the attacked skill), `base/lib/other` (a sibling), and secrets around them."""
     library = base / 'lib'
-    demo = library / 'demo'
-    (demo / 'sub').mkdir(parents=True)
-    (demo / 'SKILL.md').write_text('---\nname: demo\ndescription: Demo skill.\n---\nRead notes.md.\n', 'utf-8')
-    (demo / 'notes.md').write_text(NOTES, 'utf-8')
-    (demo / 'sub' / 'deep.md').write_text('Deep notes.', 'utf-8')
-    (demo / '.env').write_text(f'TOKEN={SECRET}', 'utf-8')
-    (demo / 'sub' / '.hidden').write_text(SECRET, 'utf-8')
+    files = {'notes.md': NOTES, 'sub/deep.md': 'Deep notes.', '.env': f'TOKEN={SECRET}', 'sub/.hidden': SECRET}
+    demo = write_skill(library, 'demo', 'Read notes.md.', description='Demo skill.', files=files)
     (demo / 'inner-link.md').symlink_to('notes.md')
-    (library / 'other').mkdir()
-    (library / 'other' / 'SKILL.md').write_text('---\nname: other\ndescription: Other.\n---\nx\n', 'utf-8')
-    (library / 'other' / 'notes.md').write_text(SECRET, 'utf-8')
+    write_skill(library, 'other', 'x', description='Other.', files={'notes.md': SECRET})
     (base / 'secret.txt').write_text(SECRET, 'utf-8')
     (library / 'secret.txt').write_text(SECRET, 'utf-8')
     (base / 'outside').mkdir()

@@ -19,6 +19,7 @@ from skillshelf import BubblewrapRunner, LocalRunner, ScriptLimits, SkillError, 
 from reliability.ledger import case
 from repo_paths import REPO
 from scripted_model import Script, call, tool_returns
+from skill_files import write_skill
 
 SECRET = 'SSH-PRIVATE-KEY-5531'
 
@@ -43,13 +44,10 @@ needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM
 
 
 def skill_with(root: Path, scripts: dict[str, str], body: str = 'Run the scripts.') -> Path:
-    folder = root / 'lib' / 'tool-kit'
-    (folder / 'scripts').mkdir(parents=True)
-    (folder / 'SKILL.md').write_text(
-        f'---\nname: tool-kit\ndescription: Scripts that do things.\n---\n{body}\n', encoding='utf-8'
-    )
-    for name, text in scripts.items():
-        (folder / 'scripts' / name).write_text(text, encoding='utf-8')
+    """A library holding the skill `tool-kit` with these `scripts/` (the folder is there even without one)."""
+    files = {f'scripts/{name}': text for name, text in scripts.items()}
+    folder = write_skill(root / 'lib', 'tool-kit', body, description='Scripts that do things.', files=files)
+    (folder / 'scripts').mkdir(exist_ok=True)
     return folder.parent
 
 

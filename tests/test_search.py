@@ -36,6 +36,8 @@ from skillshelf.ranking.tokenize import (
 )
 from skillshelf.ranking.when_to_use import when_to_use_sections
 
+from skill_files import write_library
+
 LIBRARY = [
     SearchDocument('pdf-forms', 'Fill in and flatten PDF forms.', body='Use pypdf to read AcroForm fields.'),
     SearchDocument('csv-charts', 'Turn CSV files into charts.', body='Plot columns with matplotlib; label axes.'),
@@ -370,21 +372,20 @@ def test_bm25_sums_the_counts_of_repeated_term_document_pairs(big_count: int) ->
 # --------------------------------------------------------------------------------------- library and cache
 
 
-def write_library(root: Path, count: int) -> Path:
+def numbered_skills(count: int) -> dict[str, tuple[str, str]]:
+    """`skill-0000`, `skill-0001`...: each body has a word of its own (`word3`), and skill 7 is about kubernetes."""
+    skills: dict[str, tuple[str, str]] = {}
     for n in range(count):
-        folder = root / f'skill-{n:04d}'
-        folder.mkdir(parents=True)
         topic = 'kubernetes clusters' if n == 7 else f'topic {n}'
-        (folder / 'SKILL.md').write_text(
-            f'---\nname: skill-{n:04d}\ndescription: Handle {topic}.\n---\n\nBody of skill {n}, word{n}.\n',
-            encoding='utf-8',
-        )
-    return root
+        skills[f'skill-{n:04d}'] = (f'Handle {topic}.', f'\nBody of skill {n}, word{n}.')
+    return skills
 
 
 def test_library_search_finds_words_of_the_bodies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
-    library = SkillLibrary.build(options=LibraryOptions(directories=[write_library(tmp_path / 'lib', 12)]))
+    library = SkillLibrary.build(
+        options=LibraryOptions(directories=[write_library(tmp_path / 'lib', numbered_skills(12))])
+    )
     assert [hit.name for hit in library.search('kubernetes', 3)] == ['skill-0007']
     assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
 
@@ -393,7 +394,9 @@ def test_prepare_search_builds_the_index_before_the_first_search(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
-    library = SkillLibrary.build(options=LibraryOptions(directories=[write_library(tmp_path / 'lib', 12)]))
+    library = SkillLibrary.build(
+        options=LibraryOptions(directories=[write_library(tmp_path / 'lib', numbered_skills(12))])
+    )
     built: list[int] = []
     build = skillshelf.library.index.lexical_index
 
@@ -410,7 +413,7 @@ def test_prepare_search_builds_the_index_before_the_first_search(
 
 def test_the_index_keeps_the_bodies_it_read_until_a_refresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
-    root = write_library(tmp_path / 'lib', 12)
+    root = write_library(tmp_path / 'lib', numbered_skills(12))
     library = SkillLibrary.build(options=LibraryOptions(directories=[root]))
     assert [hit.name for hit in library.search('word3', 3)] == ['skill-0003']
     skill_file = root / 'skill-0003' / 'SKILL.md'
@@ -425,7 +428,7 @@ def test_the_index_keeps_the_bodies_it_read_until_a_refresh(tmp_path: Path, monk
 
 def test_a_body_that_cannot_be_read_is_indexed_without_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
-    root = write_library(tmp_path / 'lib', 12)
+    root = write_library(tmp_path / 'lib', numbered_skills(12))
     library = SkillLibrary.build(options=LibraryOptions(directories=[root]))
     (root / 'skill-0003' / 'SKILL.md').unlink()  # gone between discovery and the first search
 
@@ -438,7 +441,7 @@ def test_large_library_index_is_cached_and_reused(tmp_path: Path, monkeypatch: p
     cache = tmp_path / 'cache'
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(cache))
     assert cache_directory() == cache
-    root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)
+    root = write_library(tmp_path / 'lib', numbered_skills(CACHE_MIN_SKILLS))
 
     built = SkillLibrary.build(options=LibraryOptions(directories=[root]))
     built.prepare_search()
@@ -468,7 +471,7 @@ def vocabulary(library: SkillLibrary) -> dict[str, int]:
 
 def test_python_skills_are_part_of_the_index_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(tmp_path / 'cache'))
-    root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)
+    root = write_library(tmp_path / 'lib', numbered_skills(CACHE_MIN_SKILLS))
 
     def library(instructions: str) -> SkillLibrary:
         weather = Skill(name='weather', description='Weather forecasts.', instructions=instructions)
@@ -481,7 +484,7 @@ def test_python_skills_are_part_of_the_index_cache_key(tmp_path: Path, monkeypat
     assert [hit.name for hit in changed.search('barometer', 1)] == ['weather']
     assert (
         SkillLibrary.build(
-            options=LibraryOptions(directories=[write_library(tmp_path / 'small', 3)])
+            options=LibraryOptions(directories=[write_library(tmp_path / 'small', numbered_skills(3))])
         ).index_cache_path()
         is None
     )
@@ -491,7 +494,7 @@ def test_one_library_has_one_index_cache_however_its_directory_is_spelled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(tmp_path / 'cache'))
-    root = write_library(tmp_path / 'work' / 'lib', CACHE_MIN_SKILLS)
+    root = write_library(tmp_path / 'work' / 'lib', numbered_skills(CACHE_MIN_SKILLS))
     monkeypatch.chdir(tmp_path / 'work')
     spellings = [root, Path('lib'), Path('./lib/'), tmp_path / 'work' / '..' / 'work' / 'lib']
     paths = {
@@ -501,7 +504,7 @@ def test_one_library_has_one_index_cache_however_its_directory_is_spelled(
     [path] = paths
     assert path is not None
     # The key names each file by its absolute path: the same relative spelling elsewhere is another library.
-    other = write_library(tmp_path / 'elsewhere' / 'lib', CACHE_MIN_SKILLS)
+    other = write_library(tmp_path / 'elsewhere' / 'lib', numbered_skills(CACHE_MIN_SKILLS))
     monkeypatch.chdir(other.parent)
     assert SkillLibrary.build(options=LibraryOptions(directories=[Path('lib')])).index_cache_path() != path
 
@@ -566,7 +569,7 @@ def test_a_corrupt_cache_file_is_rebuilt(
 ) -> None:
     cache = tmp_path / 'cache'
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', str(cache))
-    root = write_library(tmp_path / 'lib', CACHE_MIN_SKILLS)
+    root = write_library(tmp_path / 'lib', numbered_skills(CACHE_MIN_SKILLS))
     SkillLibrary.build(options=LibraryOptions(directories=[root])).prepare_search()
     [cached] = cache.glob('index-*.npz')
     damaged = corrupt(cached.read_bytes())

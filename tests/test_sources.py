@@ -32,10 +32,7 @@ from skillshelf.content import MAX_RESOURCE_BYTES
 
 from reliability.ledger import case
 from scripted_model import Script, call, tool_returns
-
-
-def skill_md(name: str, body: str = 'Follow the steps.', description: str | None = None) -> str:
-    return f'---\nname: {name}\ndescription: {description or f"Handles {name} work."}\n---\n{body}\n'
+from skill_files import skill_md, write_skill
 
 
 def run_load(capability: Skills[Any], name: str, resource: str | None = None) -> list[object]:
@@ -187,15 +184,11 @@ def test_spec_sources_are_checked_with_the_option_name(value: object, message: s
 def write_package(root: Path, name: str = 'acme_skills') -> None:
     """A package with a `skills` folder: a good skill with a file, and hostile entries."""
     skills = root / name / 'skills'
-    (skills / 'pdf-forms' / 'reference').mkdir(parents=True)
+    files = {'reference/fields.md': 'Field list', 'huge.txt': 'x' * (MAX_RESOURCE_BYTES + 10)}
+    write_skill(skills, 'pdf-forms', 'Fill PDF forms.', files=files)
     (root / name / '__init__.py').write_text('', encoding='utf-8')
-    (skills / 'pdf-forms' / 'SKILL.md').write_text(skill_md('pdf-forms', 'Fill PDF forms.'), encoding='utf-8')
-    (skills / 'pdf-forms' / 'reference' / 'fields.md').write_text('Field list', encoding='utf-8')
-    (skills / 'pdf-forms' / 'huge.txt').write_text('x' * (MAX_RESOURCE_BYTES + 10), encoding='utf-8')
-    (skills / 'broken').mkdir()
-    (skills / 'broken' / 'SKILL.md').write_text('---\nname: broken\ndescription: [unclosed\n---\n', encoding='utf-8')
-    (skills / 'misnamed').mkdir()
-    (skills / 'misnamed' / 'SKILL.md').write_text(skill_md('other'), encoding='utf-8')
+    write_skill(skills, 'broken', text='---\nname: broken\ndescription: [unclosed\n---\n')
+    write_skill(skills, 'misnamed', text=skill_md('other'))
 
 
 def zip_package(root: Path, target: Path) -> None:
@@ -269,8 +262,7 @@ def make_repository(path: Path) -> Path:
     git('init', '-q', '-b', 'main', cwd=path)
     git('config', 'user.email', 'test@example.com', cwd=path)
     git('config', 'user.name', 'Test', cwd=path)
-    (path / 'deploy').mkdir()
-    (path / 'deploy' / 'SKILL.md').write_text(skill_md('deploy', 'Version one.'), encoding='utf-8')
+    write_skill(path, 'deploy', 'Version one.')
     git('add', '.', cwd=path)
     git('commit', '-q', '-m', 'one', cwd=path)
     git('tag', 'v1', cwd=path)

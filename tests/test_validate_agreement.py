@@ -36,6 +36,7 @@ from skillshelf import Skill
 from skillshelf.lint import SPEC_RULES, lint_folder
 
 from repo_paths import SAMPLE_SKILLS
+from skill_files import write_skill
 
 # skills-ref, the reference validator, supports Python 3.11+ only; everywhere else it is installed by `.[dev]`.
 reference_validate = pytest.importorskip('skills_ref.validator', reason='skills-ref needs Python 3.11+').validate
@@ -96,13 +97,6 @@ def assert_all_agree(verdicts: list[Verdicts]) -> None:
         for verdict in disagreements[:20]
     )
     assert not disagreements, f'{len(disagreements)} of {len(verdicts)} skills disagree:\n{shown}'
-
-
-def write_skill(root: Path, folder: str, frontmatter: str, body: str = 'Steps to follow.') -> Path:
-    path = root / folder
-    path.mkdir(parents=True)
-    (path / 'SKILL.md').write_text(f'---\n{frontmatter}\n---\n{body}\n', encoding='utf-8')
-    return path
 
 
 # --- the sample library -------------------------------------------------------------------------
@@ -177,7 +171,7 @@ CASES: dict[str, tuple[str, str, set[str]]] = {
 @pytest.mark.parametrize('case', CASES)
 def test_each_rule_agrees_with_skills_ref(tmp_path: Path, case: str) -> None:
     folder, frontmatter, expected = CASES[case]
-    verdicts = compare(write_skill(tmp_path, folder, frontmatter))
+    verdicts = compare(write_skill(tmp_path, folder, frontmatter=frontmatter))
     assert verdicts.reference == expected, 'the case no longer tests what it says'
     assert verdicts.agree, f'ours={sorted(verdicts.ours)} skills-ref={sorted(verdicts.reference)}'
 
@@ -230,7 +224,7 @@ def test_generated_skills_agree_with_skills_ref(
         fields[extra_field] = {'k': 'v'} if extra_field == 'metadata' else 'value'
     folder = name if folder_matches and name.strip(' .') == name and name else 'folder'
     root = tmp_path_factory.mktemp('generated')
-    path = write_skill(root, folder, yaml.safe_dump(fields, allow_unicode=True, sort_keys=False).strip())
+    path = write_skill(root, folder, frontmatter=yaml.safe_dump(fields, allow_unicode=True, sort_keys=False).strip())
     verdicts = compare(path)
     assert verdicts.agree, f'ours={sorted(verdicts.ours)} skills-ref={sorted(verdicts.reference)}'
 
@@ -307,7 +301,7 @@ def test_real_skills_agree_with_skills_ref(tmp_path: Path, style: str) -> None:
     source, skills = corpus()
     render = _handwritten if style == 'handwritten' else _dumped
     verdicts = [
-        compare(write_skill(tmp_path / str(index), _folder_for(skill, index), render(skill), skill.body))
+        compare(write_skill(tmp_path / str(index), _folder_for(skill, index), skill.body, frontmatter=render(skill)))
         for index, skill in enumerate(skills)
     ]
     assert len(verdicts) == len(skills) >= 100, source
