@@ -62,7 +62,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def render(test_count: int) -> str:
-    cases = sorted(LEDGER.cases.values(), key=lambda case: AREAS.index(case.area))  # stable: run order in an area
+    # In an area: by test module file name, then in run order (a stable sort), so the rows do not depend on the
+    # folders the modules are in or the order pytest collects those folders.
+    cases = sorted(LEDGER.cases.values(), key=lambda case: (AREAS.index(case.area), _module(case.test)))
     properties = sorted(LEDGER.properties.values(), key=lambda prop: prop.name)
     examples = sum(sum(prop.outcomes.values()) for prop in properties)
     lines = [
