@@ -1,11 +1,12 @@
 """Prompt-cache reuse across load and unload, on the wire of pydantic-ai's real provider model classes.
 
-Runs the scenario of `tests/test_wire_cache.py` (load a skill, call its tool, unload it, call the tool again, load
-another skill, call its tool, answer) against a recording HTTP transport and prints, per provider, how much of
-each request repeats the previous one (what a provider's prompt cache can serve), how large the requests are, and
-what the unloaded skill's tool definitions, kept listed so the cached prefix survives, add to the last request.
+Runs the scenario of `tests/capability/test_wire_cache.py` (`STEPS` of `tests/support/wire_recorder.py`: load a
+skill, call its tool, unload it, call the tool again, load another skill, call its tool, answer) against a recording
+HTTP transport and prints, per provider, how much of each request repeats the previous one (what a provider's prompt
+cache can serve), how large the requests are, and what the unloaded skill's tool definitions, kept listed so the
+cached prefix survives, add to the last request.
 Offline and deterministic (a few seconds); writes `benchmarks/results/prompt_cache.json`, which
-`tests/test_figures.py` checks against a fresh run, and regenerates the figures the README quotes.
+`tests/docs/test_figures.py` checks against a fresh run, and regenerates the figures the README quotes.
 
     python benchmarks/prompt_cache.py
 """

@@ -36,6 +36,7 @@ from skillshelf.ranking.tokenize import (
 )
 from skillshelf.ranking.when_to_use import when_to_use_sections
 
+from repo_paths import REPO
 from skill_files import write_library
 
 LIBRARY = [
@@ -594,7 +595,7 @@ def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_large_library_example_finds_and_loads_skills_offline() -> None:
     completed = subprocess.run(
-        [sys.executable, str(Path(__file__).parent.parent / 'examples' / 'large_library.py'), '--count', '300'],
+        [sys.executable, str(REPO / 'examples' / 'large_library.py'), '--count', '300'],
         capture_output=True,
         text=True,
         check=True,

@@ -35,13 +35,13 @@ from hypothesis import strategies as st
 from skillshelf import Skill
 from skillshelf.lint import SPEC_RULES, lint_folder
 
-from repo_paths import SAMPLE_SKILLS
+from repo_paths import REPO, SAMPLE_SKILLS
 from skill_files import write_skill
 
 # skills-ref, the reference validator, supports Python 3.11+ only; everywhere else it is installed by `.[dev]`.
 reference_validate = pytest.importorskip('skills_ref.validator', reason='skills-ref needs Python 3.11+').validate
 
-CORPUS = Path(__file__).resolve().parents[2] / 'shared' / 'bench' / 'skills_corpus.jsonl'
+CORPUS = REPO.parent / 'shared' / 'bench' / 'skills_corpus.jsonl'
 
 _REFERENCE_RULES = [
     (
