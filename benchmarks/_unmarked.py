@@ -1,5 +1,5 @@
 """Figures typed into a Markdown text without their marks, where they look like a benchmark's: what
-`tests/test_figures.py` refuses in `README.md` and `docs/*.md`, so a figure cannot go stale unnoticed."""
+`tests/docs/test_figures.py` refuses in `README.md` and `docs/*.md`, so a figure cannot go stale unnoticed."""
 
 from __future__ import annotations
 

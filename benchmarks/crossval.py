@@ -13,8 +13,8 @@ adds that does not carry over to unseen repositories.
 The lexical procedure is one pass of coordinate ascent over `KNOBS`, from `RankingConfig()`'s defaults, maximising mean
 P@1 over the four datasets. A knob's value is printed with the folds that chose it: a knob whose choice changes
 from fold to fold, or whose in-sample gain vanishes under cross-validation, is fitting the dev files.
-With `--hybrid` (needs the `[semantic]` extra and the offline test model, see `tests/offline_model.py`), the hybrid
-search's lexical weight and the length from which a skill's dense share shrinks are chosen together the same way
+With `--hybrid` (needs the `[semantic]` extra and the offline test model, see `tests/support/offline_model.py`), the
+hybrid search's lexical weight and the length from which a skill's dense share shrinks are chosen together the same way
 (from `WEIGHTS` and `SHORT_TEXT_WORDS`, fixed shares among them), and each dataset's hybrid figure is set beside
 lexical and dense search alone, and beside the best fixed share chosen the same way. Writes `benchmarks/results/crossval.json` and regenerates `benchmarks/README.md` and the figures the docs quote.
 """

@@ -4,7 +4,7 @@
 
 A quoted figure is marked where it stands, `<!--fig:NAME-->0.802<!--/fig-->` (HTML comments, which GitHub does not
 show), and `FIGURES` says how each NAME is computed from the results. `report.py`, which every benchmark runs when it
-finishes, rewrites the marked figures too. `tests/test_figures.py` fails when a marked figure differs from what the
+finishes, rewrites the marked figures too. `tests/docs/test_figures.py` fails when a marked figure differs from what the
 results give, and when a figure that looks like a benchmark's (`_unmarked.bare_figures`) stands in the text unmarked.
 """
 

@@ -1,11 +1,12 @@
 """Prompt-cache reuse across load and unload, on the wire of pydantic-ai's real provider model classes.
 
-Runs the scenario of `tests/test_wire_cache.py` (load a skill, call its tool, unload it, call the tool again, load
-another skill, call its tool, answer) against a recording HTTP transport and prints, per provider, how much of
-each request repeats the previous one (what a provider's prompt cache can serve), how large the requests are, and
-what the unloaded skill's tool definitions, kept listed so the cached prefix survives, add to the last request.
+Runs the scenario of `tests/capability/test_wire_cache.py` (`STEPS` of `tests/support/wire_recorder.py`: load a
+skill, call its tool, unload it, call the tool again, load another skill, call its tool, answer) against a recording
+HTTP transport and prints, per provider, how much of each request repeats the previous one (what a provider's prompt
+cache can serve), how large the requests are, and what the unloaded skill's tool definitions, kept listed so the
+cached prefix survives, add to the last request.
 Offline and deterministic (a few seconds); writes `benchmarks/results/prompt_cache.json`, which
-`tests/test_figures.py` checks against a fresh run, and regenerates the figures the README quotes.
+`tests/docs/test_figures.py` checks against a fresh run, and regenerates the figures the README quotes.
 
     python benchmarks/prompt_cache.py
 """
@@ -19,17 +20,16 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'tests'))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'tests' / 'support'))
 
 import report
 from _results import machine, write_json
 from pydantic_ai import Agent
-from test_wire_cache import STEPS  # pyright: ignore[reportMissingImports]
-from wire_recorder import Provider, Recorder  # pyright: ignore[reportMissingImports]
 
 from skillshelf import Skills
 
-from skill_fixtures import currency, weather  # pyright: ignore[reportMissingImports]
+from skill_fixtures import currency, weather
+from wire_recorder import STEPS, Provider, Recorder
 
 PROVIDERS: list[Provider] = ['anthropic', 'openai-responses', 'openai-chat']
 

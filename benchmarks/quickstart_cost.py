@@ -3,7 +3,7 @@
 Runs the example's offline conversation (search, load, a skill tool call, unload, a second load and a read) with its
 scripted model and records the characters of instructions and tool definitions on each request, and what putting
 every skill's instructions and tools in context would send instead. Offline and deterministic (a few seconds);
-writes `benchmarks/results/quickstart_cost.json`, which `tests/test_figures.py` checks against a fresh run, and
+writes `benchmarks/results/quickstart_cost.json`, which `tests/docs/test_figures.py` checks against a fresh run, and
 regenerates the figures the README quotes.
 
     python benchmarks/quickstart_cost.py

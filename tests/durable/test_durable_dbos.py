@@ -1,0 +1,180 @@
+"""A durable agent with skills under DBOS, killed mid-run and recovered, with DBOS's system database on SQLite and
+on PostgreSQL (a fresh database on the throwaway server of `postgres_server.py`).
+
+The agent runs in its own process (`durable_dbos_app.py`), whose scripted model SIGKILLs it at a chosen request;
+a second process lets DBOS recover the workflow. Between the two, a skill folder the run loaded is deleted and
+another one is added, so a replay that read the library again would answer differently.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from repo_paths import REPO, SUPPORT
+
+APP = SUPPORT / 'durable_dbos_app.py'
+PACKING = '---\nname: packing\ndescription: What to pack for a trip.\n---\nPack for the forecast.\n'
+SURFING = '---\nname: surfing\ndescription: Where the waves are.\n---\nCheck the swell.\n'
+
+
+@pytest.fixture(params=['sqlite', 'postgresql'])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The SQLAlchemy URL of DBOS's system database: an SQLite file, or a new database on the PostgreSQL server."""
+    if request.param == 'sqlite':
+        return f'sqlite:///{tmp_path / "dbos.sqlite"}'
+    server = sa.make_url(request.getfixturevalue('postgres_url'))
+    name = f'dbos_{uuid.uuid4().hex}'
+    engine = sa.create_engine(server, isolation_level='AUTOCOMMIT')
+    with engine.connect() as connection:
+        connection.execute(sa.text(f'CREATE DATABASE {name}'))
+    engine.dispose()
+    return server.set(database=name).render_as_string(hide_password=False)
+
+
+def run_app(work: Path, mode: str, database: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(APP), str(work), mode, database],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=APP.parent,
+    )
+
+
+def recorded_status(database: str) -> list[tuple[str, str]]:
+    """The status DBOS's own table holds for each workflow, read from the database directly."""
+    table = 'workflow_status' if database.startswith('sqlite') else 'dbos.workflow_status'
+    engine = sa.create_engine(database)
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(sa.text(f'SELECT workflow_uuid, status FROM {table}')).all()
+            return [(row[0], row[1]) for row in rows]
+    finally:
+        engine.dispose()
+
+
+def crash_and_recover(work: Path, kill_at: int, database: str) -> dict[str, Any]:
+    """Start the workflow, killed at model request `kill_at`; change the library; recover it."""
+    (work / 'skills' / 'packing').mkdir(parents=True)
+    (work / 'skills' / 'packing' / 'SKILL.md').write_text(PACKING)
+    (work / 'kill_at').write_text(str(kill_at))
+    started = run_app(work, 'start', database)
+    assert started.returncode == -9, started.stderr  # killed by SIGKILL, at the request it was told
+    assert recorded_status(database) == [('trip-1', 'PENDING')]
+    assert (work / 'skill_reads.log').read_text().splitlines() == ['SKILL.md']  # packing's load, in the first run
+    (work / 'skill_reads.log').unlink()
+    shutil.rmtree(work / 'skills' / 'packing')
+    (work / 'skills' / 'surfing').mkdir()
+    (work / 'skills' / 'surfing' / 'SKILL.md').write_text(SURFING)
+    recovered = run_app(work, 'recover', database)
+    assert recovered.returncode == 0, recovered.stderr
+    assert recorded_status(database) == [('trip-1', 'SUCCESS')]
+    return json.loads(recovered.stdout.strip().splitlines()[-1])
+
+
+def forecast_runs(work: Path) -> list[str]:
+    log = work / 'forecast.log'
+    return log.read_text().splitlines() if log.exists() else []
+
+
+LOADED_PACKING = "Loaded skill 'packing'.\n\nPack for the forecast."
+
+
+def test_killed_after_load_skill_recovers_with_the_skills_loaded_and_calls_the_tool_once(
+    tmp_path: Path, database: str
+) -> None:
+    result = crash_and_recover(
+        tmp_path, kill_at=2, database=database
+    )  # after both `load_skill` steps, before the model asks for it
+
+    assert result['output'] == ['Pack light: Lisbon is sunny.']
+    first_live = result['seen'][0]
+    assert first_live['request'] == 2  # request 1 and both loads were replayed from the record
+    assert 'forecast' in first_live['tools']  # weather is loaded in the recovered run
+    # The replayed `load_skill` answers as it did before the crash, although the folder is gone now.
+    assert ['load_skill', LOADED_PACKING] in first_live['returns']
+    assert not (tmp_path / 'skill_reads.log').exists()  # no SKILL.md read while recovering
+    assert result['steps'] == [
+        'trip__capability__skillshelf.refresh_library',
+        'trip__model.request',
+        'trip.skillshelf.load_skill',
+        'trip.skillshelf.load_skill',
+        'trip__model.request',
+        'trip.skillshelf.forecast',
+        'trip__model.request',
+    ]
+    assert len(forecast_runs(tmp_path)) == result['steps'].count('trip.skillshelf.forecast') == 1
+
+
+def test_killed_after_the_skill_tool_recovers_without_running_it_again(tmp_path: Path, database: str) -> None:
+    result = crash_and_recover(
+        tmp_path, kill_at=3, database=database
+    )  # after the `forecast` step, before the final answer
+
+    assert result['output'] == ['Pack light: Lisbon is sunny.']
+    assert [seen['request'] for seen in result['seen']] == [3]  # everything before was replayed
+    returns = result['seen'][0]['returns']
+    assert ['forecast', 'Lisbon: sunny, 21 °C'] in returns
+    assert ['load_skill', LOADED_PACKING] in returns
+    assert not (tmp_path / 'skill_reads.log').exists()
+    runs = forecast_runs(tmp_path)
+    assert len(runs) == result['steps'].count('trip.skillshelf.forecast') == 1
+    assert runs[0].split()[0] != str(result['pid'])  # it ran in the killed process, never in the recovering one
+
+
+def test_a_users_slash_load_is_replayed_as_recorded_though_the_skill_was_removed(tmp_path: Path, database: str) -> None:
+    (tmp_path / 'prompt').write_text('/packing for Lisbon')
+    # Request 1 is the user's load in the history; killed at 3: after the model loaded weather, before the forecast.
+    result = crash_and_recover(tmp_path, kill_at=3, database=database)
+
+    assert result['output'] == ['Pack light: Lisbon is sunny.']
+    first_live = result['seen'][0]
+    assert first_live['request'] == 3
+    assert 'forecast' in first_live['tools']  # the model's load of weather was replayed too
+    # The user's load answers as it did before the crash, though packing's folder is gone: its reply is a recorded
+    # step, not a read of the library at recovery (which would find no such skill and drop the load).
+    reply = "Loaded skill 'packing'.\n\nPack for the forecast.\n\nARGUMENTS: for Lisbon"
+    assert first_live['returns'][0] == ['load_skill', reply]
+    assert not (tmp_path / 'skill_reads.log').exists()
+    assert result['steps'] == [
+        'trip__capability__skillshelf.refresh_library',
+        'trip__capability__skillshelf.user_load',
+        'trip__model.request',
+        'trip.skillshelf.load_skill',
+        'trip__model.request',
+        'trip.skillshelf.forecast',
+        'trip__model.request',
+    ]
+    assert len(forecast_runs(tmp_path)) == 1
+
+
+def test_example_records_the_library_check_the_load_and_the_tool_as_steps() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(REPO / 'examples' / 'durable_dbos.py')],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd='/',
+    )
+    assert completed.stdout.splitlines() == [
+        'answer: Lisbon: sunny, 21-22 °C.',
+        'steps recorded:',
+        '  1. forecaster__capability__skillshelf.refresh_library',
+        '  2. forecaster__model.request',
+        '  3. forecaster.skillshelf.load_skill',
+        '  4. forecaster__model.request',
+        '  5. forecaster.skillshelf.get_forecast',
+        '  6. forecaster__model.request',
+        'again: Lisbon: sunny, 21-22 °C.',
+        'model calls the second time: 0',
+    ]

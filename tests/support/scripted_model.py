@@ -1,0 +1,66 @@
+"""A scripted `FunctionModel` that records what the model received on every request, and the helpers to write its
+scripts (`call`) and read a run's tool returns (`tool_returns`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ModelResponsePart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+META = ['load_skill', 'read_skill_resource', 'search_skills', 'unload_skill']
+"""The meta-tools' names, sorted, as the model sees them."""
+
+
+@dataclass
+class Request:
+    """What the model received on one request."""
+
+    tools: list[str]
+    """Tool names on the wire, sorted."""
+    instructions: str | None
+    messages: list[ModelMessage]
+
+
+@dataclass
+class Script:
+    """A model that plays back one response per request and records every request."""
+
+    steps: Sequence[Sequence[ModelResponsePart]]
+    requests: list[Request] = field(default_factory=list[Request])
+
+    def model(self) -> FunctionModel:
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            self.requests.append(
+                Request(sorted(tool.name for tool in info.function_tools), info.instructions, list(messages))
+            )
+            step = len(self.requests) - 1
+            return ModelResponse(parts=list(self.steps[step]) if step < len(self.steps) else [TextPart('done')])
+
+        return FunctionModel(respond)
+
+
+def call(tool: str, **args: Any) -> ToolCallPart:
+    """A tool call part, for scripts."""
+    return ToolCallPart(tool, args)
+
+
+def tool_returns(messages: Sequence[ModelMessage], tool: str) -> list[Any]:
+    """The contents of every return of `tool` in `messages`, in order."""
+    return [
+        part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.tool_name == tool
+    ]
