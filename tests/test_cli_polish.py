@@ -1,0 +1,94 @@
+"""The `skillshelf` command line as a skill author meets it: help that imports nothing heavy."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+import skillshelf
+from skillshelf import SkillWarning
+from skillshelf.cli.app import app
+
+GOOD = 'description: Formats Python code with black. Use when the user asks to format or tidy Python files.'
+
+COMMANDS = ('list', 'validate', 'show', 'catalog', 'search', 'index', 'eval', 'publish', 'unpublish')
+
+HEAVY = ('pydantic_ai', 'numpy', 'yaml', 'httpx', 'sqlalchemy', 'fastembed', 'skillshelf.library', 'skillshelf.skill')
+"""Modules that help and argument parsing must not import: pydantic-ai and what the library needs to run."""
+
+HELP_IMPORTS = textwrap.dedent(
+    """
+    import json, sys
+    from skillshelf.cli.app import app
+
+    def run(*args):
+        try:
+            app(list(args), prog_name='skillshelf')
+        except SystemExit:
+            pass
+
+    run('--help')
+    for command in {commands}:
+        run(command, '--help')
+    run('list', '--no-such-option')
+    run('search', 'query', '--limit', '999')
+    print(json.dumps(sorted(sys.modules)))
+    """
+)
+
+
+def invoke(*args: str | Path, columns: int = 200) -> Result:
+    runner = CliRunner(env={'COLUMNS': str(columns), 'NO_COLOR': '1'})
+    return runner.invoke(app, [str(arg) for arg in args])
+
+
+def write_skill(root: Path, folder: str, frontmatter: str, body: str = 'Do the thing step by step.') -> Path:
+    path = root / folder
+    path.mkdir(parents=True)
+    (path / 'SKILL.md').write_text(f'---\n{frontmatter.strip()}\n---\n{body}\n', encoding='utf-8')
+    return path
+
+
+def flat(text: str) -> str:
+    """`text` with its line breaks and runs of spaces made single spaces (Rich wraps messages at the width)."""
+    return ' '.join(text.split())
+
+
+# --- help imports nothing heavy -------------------------------------------------------------------
+
+
+def imported_by(script: str) -> set[str]:
+    completed = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+    return set(json.loads(completed.stdout.splitlines()[-1]))
+
+
+def test_importing_the_package_imports_nothing_until_a_name_is_used() -> None:
+    modules = imported_by('import json, sys, skillshelf; print(json.dumps(sorted(sys.modules)))')
+    assert not any(module.startswith(('pydantic', 'skillshelf.')) for module in modules)
+
+
+def test_every_public_name_is_the_object_of_its_module() -> None:
+    from skillshelf.capability.skills import Skills
+    from skillshelf.errors import SkillWarning as DefinedWarning
+
+    assert skillshelf.Skills is Skills
+    assert SkillWarning is DefinedWarning
+    for name in skillshelf.__all__:
+        assert getattr(skillshelf, name) is not None, name
+    assert set(skillshelf.__all__) <= set(dir(skillshelf))
+    with pytest.raises(AttributeError, match='no_such_name'):
+        _ = skillshelf.no_such_name  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_each_command_still_has_its_help() -> None:
+    for command in COMMANDS:
+        result = invoke(command, '--help')
+        assert result.exit_code == 0, command
+        assert 'Usage: ' in result.stdout, command
