@@ -69,6 +69,13 @@ def imported_by(script: str) -> set[str]:
     return set(json.loads(completed.stdout.splitlines()[-1]))
 
 
+def test_help_and_argument_errors_import_neither_pydantic_ai_nor_the_library() -> None:
+    modules = imported_by(HELP_IMPORTS.format(commands=COMMANDS))
+    assert {'skillshelf.cli.app', 'typer', 'rich'} <= modules  # the script did run the app
+    for name in HEAVY:
+        assert not any(module == name or module.startswith(f'{name}.') for module in modules), name
+
+
 def test_importing_the_package_imports_nothing_until_a_name_is_used() -> None:
     modules = imported_by('import json, sys, skillshelf; print(json.dumps(sorted(sys.modules)))')
     assert not any(module.startswith(('pydantic', 'skillshelf.')) for module in modules)
@@ -85,6 +92,13 @@ def test_every_public_name_is_the_object_of_its_module() -> None:
     assert set(skillshelf.__all__) <= set(dir(skillshelf))
     with pytest.raises(AttributeError, match='no_such_name'):
         _ = skillshelf.no_such_name  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_the_search_limit_in_help_is_search_skills_limit() -> None:
+    from skillshelf.capability.meta_tools import MAX_SEARCH_LIMIT
+    from skillshelf.cli.options import SEARCH_LIMIT_MAX
+
+    assert SEARCH_LIMIT_MAX == MAX_SEARCH_LIMIT
 
 
 def test_each_command_still_has_its_help() -> None:

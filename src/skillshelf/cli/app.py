@@ -1,6 +1,8 @@
 """The `skillshelf` commands: what a skill author needs to see what the model sees.
 
-This module only assembles the Typer app; each command lives in the module named after what it is about.
+This module only assembles the Typer app; each command lives in the module named after what it is about. Declaring
+the commands imports Typer, Rich and the standard library, nothing more: each command imports the library (and
+pydantic-ai) when it runs, so `skillshelf --help` and a mistyped option answer at once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode='markdown',
 )
+
 
 # Registered in the order `skillshelf --help` lists them.
 app.command('list')(list_skills)

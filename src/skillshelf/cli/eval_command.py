@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from .._text import one_line
-from ..library import SkillLibrary
-from .eval import EvalFileError, EvalReport, evaluate, read_cases
 from .options import AsJson, Directories, Hybrid, ImportPaths, build_library
 from .render import emit_json, fail, note_skipped, out, progress_bar
+
+if TYPE_CHECKING:
+    from ..library import SkillLibrary
+    from .eval import EvalReport
 
 __all__ = ('eval_command',)
 
@@ -51,6 +53,8 @@ def eval_command(
     skills in the top three. False-trigger rate: negatives where a named skill came first, or (with no
     skill named) where any skill matched.
     """
+    from .eval import EvalFileError, evaluate, read_cases
+
     try:
         cases = read_cases(queries, target)
     except EvalFileError as error:

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -14,13 +14,29 @@ from rich.table import Table
 from rich.text import Text
 
 from .._text import one_line
-from ..capability.options import import_skills
-from ..lint import SkillReport, lint_directories
-from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory
-from ..skill import Skill
-from .options import AsJson, Directories, Hybrid, ImportPaths, build_library, directories_or_default
+from .options import (
+    AsJson,
+    Directories,
+    Hybrid,
+    ImportPaths,
+    build_library,
+    directories_or_default,
+)
 from .registry_commands import Registry, open_registry
-from .render import emit_json, err, fail, note_skipped, out, print_skipped, progress_bar, skipped_json
+from .render import (
+    emit_json,
+    err,
+    fail,
+    note_skipped,
+    out,
+    print_skipped,
+    progress_bar,
+    skipped_json,
+)
+
+if TYPE_CHECKING:
+    from ..lint import SkillReport
+    from ..skill import Skill
 
 __all__ = ('index', 'list_skills', 'validate')
 
@@ -75,6 +91,8 @@ def _source(skill: Skill[Any], import_paths: Sequence[str] | None) -> str:
     """Where a skill comes from: its folder, or the import path that named it."""
     if skill.origin is not None:
         return skill.origin
+    from ..capability.options import import_skills
+
     for path in import_paths or ():
         if any(found is skill for found in import_skills(path)):
             return f'python: {path}'
@@ -93,6 +111,8 @@ def validate(
     refuses or repairs), name-nfkc, field-type, missing-resource, description-short, description-when,
     description-person, body-empty, body-size, shadowed.
     """
+    from ..lint import lint_directories
+
     with progress_bar('Checking skills', as_json) as progress:
 
         def start(total: int) -> Callable[[], None]:
@@ -205,6 +225,8 @@ def index(
 
 def _not_cached(path: Path | None) -> str | None:
     """Why the index was not saved, or `None` if it was."""
+    from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory
+
     if path is not None:
         return None if path.is_file() else f'{path.parent} could not be written'
     if cache_directory() is None:

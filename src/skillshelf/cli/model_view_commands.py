@@ -5,7 +5,7 @@ Each replays a real agent run (see `probe`), so what they print is what the mode
 
 from __future__ import annotations
 
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.markup import escape
@@ -14,14 +14,19 @@ from rich.table import Table
 from rich.text import Text
 
 from .._text import one_line
-from ..capability.catalog import DEFAULT_CATALOG_BUDGET
-from ..capability.meta_tools import MAX_SEARCH_LIMIT, SkillMatch
-from ..content import MAX_RESOURCE_BYTES
-from ..errors import ResourceError
-from ..skill import Skill
-from .options import AsJson, Directories, Hybrid, ImportPaths, build_capability
-from .probe import Size, replay, size_of, skill_tools, tool_json, tools_size
+from .options import (
+    DEFAULT_CATALOG_BUDGET,
+    SEARCH_LIMIT_MAX,
+    AsJson,
+    Directories,
+    Hybrid,
+    ImportPaths,
+    build_capability,
+)
 from .render import emit_json, fail, note_skipped, out, score_bar, size_json, size_text
+
+if TYPE_CHECKING:
+    from ..skill import Skill
 
 __all__ = ('catalog', 'search', 'show')
 
@@ -37,6 +42,8 @@ def show(
     as_json: AsJson = False,
 ) -> None:
     """Show what load_skill returns to the model for a skill, its files and the tools it unlocks."""
+    from .probe import replay, size_of, skill_tools, tool_json
+
     capability = build_capability(directories, skill)
     found = capability.library.get(name)
     if found is None:
@@ -90,6 +97,9 @@ def show(
 
 
 def _resource_bytes(found: Skill[Any], path: str) -> int | None:
+    from ..content import MAX_RESOURCE_BYTES
+    from ..errors import ResourceError
+
     if found.folder is not None and (found.folder / path).is_file():
         return (found.folder / path).stat().st_size
     try:
@@ -99,6 +109,8 @@ def _resource_bytes(found: Skill[Any], path: str) -> int | None:
 
 
 def _read_resource(found: Skill[Any], path: str) -> str:
+    from ..errors import ResourceError
+
     try:
         return found.read_resource(path)
     except ResourceError as error:
@@ -117,6 +129,8 @@ def catalog(
 
     Also shows their size, and the size had every skill's instructions and tools been put in context at once.
     """
+    from .probe import Size, replay, size_of, skill_tools, tool_json, tools_size
+
     capability = build_capability(directories, skill, budget)
     note_skipped(capability.library.skipped, as_json)
     names = list(capability.library.skills)
@@ -184,12 +198,15 @@ def search(
     directories: Directories = None,
     skill: ImportPaths = None,
     limit: Annotated[
-        int, typer.Option('--limit', '-n', min=1, max=MAX_SEARCH_LIMIT, help='How many results, like search_skills.')
+        int, typer.Option('--limit', '-n', min=1, max=SEARCH_LIMIT_MAX, help='How many results, like search_skills.')
     ] = 5,
     hybrid: Hybrid = False,
     as_json: AsJson = False,
 ) -> None:
     """Show what search_skills returns to the model for a query, with scores."""
+    from ..capability.meta_tools import SkillMatch
+    from .probe import replay
+
     capability = build_capability(directories, skill, hybrid=hybrid)
     note_skipped(capability.library.skipped, as_json)
     capture = replay(capability, [('search_skills', {'query': query, 'limit': limit})])

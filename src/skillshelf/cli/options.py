@@ -1,4 +1,7 @@
-"""The options the commands share, and the library or capability they select, built as an agent would build it."""
+"""The options the commands share, and the library or capability they select, built as an agent would build it.
+
+Declaring the options imports only Typer: the library and pydantic-ai are imported when a command builds one.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +10,24 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..capability.catalog import DEFAULT_CATALOG_BUDGET
-from ..capability.options import import_skills
-from ..capability.skills import RESERVED_TOOL_NAMES, Skills
+from ..capability.catalog import DEFAULT_CATALOG_BUDGET  # a light module: the standard library and skillshelf.errors
 from ..errors import SkillError, SkillWarning
-from ..library import LibraryOptions, SkillLibrary
-from ..ranking.ranker import SearchMode, SearchOptions
-from ..skill import Skill
-from ..sources.base import SkillSource
 from .render import fail
 
+if TYPE_CHECKING:
+    from ..capability.skills import Skills
+    from ..library import SkillLibrary
+    from ..ranking.ranker import SearchMode
+    from ..skill import Skill
+    from ..sources.base import SkillSource
+
 __all__ = (
+    'DEFAULT_CATALOG_BUDGET',
+    'SEARCH_LIMIT_MAX',
     'AsJson',
     'Directories',
     'Hybrid',
@@ -30,6 +36,10 @@ __all__ = (
     'build_library',
     'directories_or_default',
 )
+
+SEARCH_LIMIT_MAX = 20
+"""The most results `search --limit` asks for: `MAX_SEARCH_LIMIT` of `search_skills`, repeated here because its
+module imports pydantic-ai (a test checks that the two agree)."""
 
 Directories = Annotated[
     list[Path] | None,
@@ -71,6 +81,10 @@ def build_library(
 ) -> SkillLibrary:
     """The library exactly as the `Skills` capability builds it; skipped folders are in `.skipped`. With a
     `registry`, the directories default to none."""
+    from ..capability.skills import RESERVED_TOOL_NAMES
+    from ..library import LibraryOptions, SkillLibrary
+    from ..ranking.ranker import SearchOptions
+
     skills = _python_skills(import_paths)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', SkillWarning)
@@ -93,6 +107,8 @@ def build_capability(
     hybrid: bool = False,
 ) -> Skills[Any]:
     """The `Skills` capability an agent given these options would use."""
+    from ..capability.skills import Skills
+
     skills = _python_skills(import_paths)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', SkillWarning)
@@ -107,6 +123,8 @@ def build_capability(
 def _python_skills(import_paths: Sequence[str] | None) -> list[Skill[Any]]:
     if not import_paths:
         return []
+    from ..capability.options import import_skills
+
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # the console script, like `python -m`, imports from where it runs
     try:

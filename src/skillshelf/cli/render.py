@@ -1,20 +1,27 @@
-"""Small rendering helpers shared by the commands: consoles, JSON output, progress, skipped folders, score bars."""
+"""Small rendering helpers shared by the commands: consoles, JSON output, progress, skipped folders, score
+bars.
+
+Only the standard library, Typer and Rich are imported here, as everywhere the commands are declared: the
+library and pydantic-ai are imported by a command when it runs, so `--help` stays fast.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..sources.base import SkippedSkill
-from .probe import Size
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from ..sources.base import SkippedSkill
+    from .probe import Size
 
 
 def out() -> Console:
@@ -40,6 +47,8 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 def progress_bar(label: str, quiet: bool) -> Progress:
     """A progress bar on standard error; it vanishes when done and never shows with `--json`."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(
         TextColumn(f'[bold]{label}'),
         BarColumn(),
