@@ -1,4 +1,5 @@
-"""The `skillshelf` command line as a skill author meets it: help that imports nothing heavy."""
+"""The `skillshelf` command line as a skill author meets it: help that imports nothing heavy, and warnings one line
+each."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from typer.testing import CliRunner, Result
 import skillshelf
 from skillshelf import SkillWarning
 from skillshelf.cli.app import app
+from skillshelf.cli.render import one_line_warnings
 
 GOOD = 'description: Formats Python code with black. Use when the user asks to format or tidy Python files.'
 
@@ -106,3 +109,66 @@ def test_each_command_still_has_its_help() -> None:
         result = invoke(command, '--help')
         assert result.exit_code == 0, command
         assert 'Usage: ' in result.stdout, command
+
+
+# --- warnings, one line each ----------------------------------------------------------------------
+
+
+def test_a_skipped_folder_is_one_warning_line_on_stderr_even_in_a_narrow_terminal(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'good', f'name: good\n{GOOD}')
+    broken = write_skill(tmp_path, 'broken-' + 'and-long-' * 6, 'name: broken') / 'SKILL.md'
+    result = invoke('search', 'format python', tmp_path, columns=60)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith('warning:')]
+    assert lines == [f'warning: skipped {broken}: the frontmatter has no `description` field']
+    assert 'SkillWarning' not in result.stderr
+    assert '.py:' not in result.stderr  # no file and line number of the code that warned
+    assert 'good' in result.stdout
+
+
+def test_a_repaired_frontmatter_is_no_longer_silent(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'colon', 'name: colon\ndescription: Formats code: use when the user asks to format code.')
+    result = invoke('search', 'format code', tmp_path)
+    assert result.exit_code == 0, result.output
+    assert f'warning: {tmp_path / "colon" / "SKILL.md"}: quoted a frontmatter value' in result.stderr
+    assert 'colon' in result.stdout
+
+
+def test_a_python_skill_warning_is_one_line_without_the_source_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / 'polish_warned_skill.py').write_text(
+        'from skillshelf import Skill\n'
+        "notes = Skill.from_markdown('---\\nname: notes\\ndescription: Take notes. Use when asked to take notes.\\n"
+        "python-tools: [x]\\n---\\nWrite it down.')\n",
+        encoding='utf-8',
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, 'polish_warned_skill', raising=False)
+    result = invoke('list', tmp_path, '--skill', 'polish_warned_skill:notes')
+    monkeypatch.delitem(sys.modules, 'polish_warned_skill', raising=False)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        'warning: <SKILL.md text>: its `python-tools` are imported only from trusted directories; loaded without'
+    ]
+    assert 'from_markdown' not in result.stderr
+
+
+def test_list_shows_skipped_folders_in_its_table_not_twice(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'good', f'name: good\n{GOOD}')
+    write_skill(tmp_path, 'broken', 'name: broken')
+    result = invoke('list', tmp_path)
+    assert result.exit_code == 0, result.output
+    assert 'no `description`' in result.stdout
+    assert 'warning:' not in result.stderr
+
+
+def test_warnings_are_shown_once_each_on_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with one_line_warnings():
+        for _ in range(2):
+            warnings.warn(SkillWarning('skipped a/SKILL.md: the name\n  is wrong'), stacklevel=1)
+        warnings.warn('something else', UserWarning, stacklevel=1)
+    assert capsys.readouterr().err.splitlines() == [
+        'warning: skipped a/SKILL.md: the name is wrong',
+        'warning: UserWarning: something else',
+    ]

@@ -13,6 +13,7 @@ from .eval_command import eval_command
 from .library_commands import index, list_skills, validate
 from .model_view_commands import catalog, search, show
 from .registry_commands import publish, unpublish
+from .render import one_line_warnings
 
 __all__ = ('app',)
 
@@ -25,6 +26,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode='markdown',
 )
+
+
+@app.callback()
+def _every_command(context: typer.Context) -> None:
+    """Runs before the command: its warnings (skipped or repaired skills) are shown one line each on stderr."""
+    context.with_resource(one_line_warnings())
 
 
 # Registered in the order `skillshelf --help` lists them.

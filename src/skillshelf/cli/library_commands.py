@@ -45,7 +45,8 @@ def list_skills(
     directories: Directories = None, skill: ImportPaths = None, as_json: AsJson = False, registry: Registry = None
 ) -> None:
     """List the skills found, with their tools and files, and every skipped SKILL.md with the reason."""
-    library = build_library(directories, skill, registry=open_registry(registry) if registry else None)
+    source = open_registry(registry) if registry else None
+    library = build_library(directories, skill, registry=source, warn_skipped=False)  # the table lists them
     rows = [(item, item.list_resources()) for item in library.skills.values()]
     if as_json:
         emit_json(

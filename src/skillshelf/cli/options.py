@@ -78,25 +78,34 @@ def build_library(
     *,
     hybrid: bool = False,
     registry: SkillSource | None = None,
+    warn_skipped: bool = True,
 ) -> SkillLibrary:
     """The library exactly as the `Skills` capability builds it; skipped folders are in `.skipped`. With a
-    `registry`, the directories default to none."""
+    `registry`, the directories default to none.
+
+    Its warnings are shown once it is built (one line each, see `one_line_warnings`), except, without
+    `warn_skipped`, those repeating a skipped folder of `.skipped`, for a command that lists them itself.
+    """
     from ..capability.skills import RESERVED_TOOL_NAMES
     from ..library import LibraryOptions, SkillLibrary
     from ..ranking.ranker import SearchOptions
 
     skills = _python_skills(import_paths)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', SkillWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', SkillWarning)
         try:
             options = LibraryOptions(
                 directories=list(directories or ()) if registry is not None else directories_or_default(directories),
                 sources=[registry] if registry is not None else [],
             )
             search = SearchOptions(search=_mode(hybrid))
-            return SkillLibrary.build(skills, options, search, reserved_tool_names=RESERVED_TOOL_NAMES)
+            library = SkillLibrary.build(skills, options, search, reserved_tool_names=RESERVED_TOOL_NAMES)
         except SkillError as error:
+            _show(caught)
             fail(str(error))
+    listed = set[str]() if warn_skipped else {f'skipped {item.path}: {item.problem}' for item in library.skipped}
+    _show([warning for warning in caught if str(warning.message) not in listed])
+    return library
 
 
 def build_capability(
@@ -106,18 +115,21 @@ def build_capability(
     *,
     hybrid: bool = False,
 ) -> Skills[Any]:
-    """The `Skills` capability an agent given these options would use."""
+    """The `Skills` capability an agent given these options would use; its warnings are shown as they are raised."""
     from ..capability.skills import Skills
 
     skills = _python_skills(import_paths)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', SkillWarning)
-        try:
-            return Skills(
-                list(directories_or_default(directories)), skills=skills, catalog_budget=budget, search=_mode(hybrid)
-            )
-        except SkillError as error:
-            fail(str(error))
+    try:
+        return Skills(
+            list(directories_or_default(directories)), skills=skills, catalog_budget=budget, search=_mode(hybrid)
+        )
+    except SkillError as error:
+        fail(str(error))
+
+
+def _show(caught: Sequence[warnings.WarningMessage]) -> None:
+    for warning in caught:
+        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
 def _python_skills(import_paths: Sequence[str] | None) -> list[Skill[Any]]:

@@ -1,5 +1,5 @@
-"""Small rendering helpers shared by the commands: consoles, JSON output, progress, skipped folders, score
-bars.
+"""Small rendering helpers shared by the commands: consoles, JSON output, warnings, progress, skipped folders,
+score bars.
 
 Only the standard library, Typer and Rich are imported here, as everywhere the commands are declared: the
 library and pydantic-ai are imported by a command when it runs, so `--help` stays fast.
@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+import warnings
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+
+from ..errors import SkillWarning
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -32,6 +37,37 @@ def out() -> Console:
 def err() -> Console:
     """A console on the current standard error."""
     return Console(file=sys.stderr, highlight=False)
+
+
+@contextmanager
+def one_line_warnings() -> Generator[None]:
+    """Show each warning raised inside as one line on standard error, `warning: <message>`, and each only once.
+
+    Python's own format (file, line number, class and the source line of the `warn` call) tells a skill author
+    nothing; the message says the file and the problem. Every `SkillWarning` is shown, whatever the warning filters
+    outside say; other warnings follow those filters and name their class.
+    """
+    shown: set[str] = set()
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        text = ' '.join(str(message).split())
+        if not issubclass(category, SkillWarning):
+            text = f'{category.__name__}: {text}'
+        if text not in shown:
+            shown.add(text)
+            err().print(Text.assemble(('warning:', 'yellow'), ' ', text), soft_wrap=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter('always', SkillWarning)
+        warnings.showwarning = show
+        yield
 
 
 def emit_json(data: Any) -> None:
@@ -61,10 +97,13 @@ def progress_bar(label: str, quiet: bool) -> Progress:
 
 
 def note_skipped(skipped: Sequence[SkippedSkill], as_json: bool) -> None:
-    """Say on standard error that some folders were left out, so a missing skill is never a mystery."""
+    """Sum up on standard error the folders left out, after the warning line of each, so a missing skill is never
+    a mystery."""
     if skipped and not as_json:
         noun = 'folder was' if len(skipped) == 1 else 'folders were'
-        err().print(f'{len(skipped)} skill {noun} skipped; `skillshelf list` or `skillshelf validate` says why.')
+        err().print(
+            f'{len(skipped)} skill {noun} skipped (see above); `skillshelf validate` says how to fix it.', markup=False
+        )
 
 
 def skipped_json(skipped: Sequence[SkippedSkill]) -> list[dict[str, str]]:
