@@ -1,5 +1,5 @@
-"""The `skillshelf` command line as a skill author meets it: help that imports nothing heavy, and warnings one line
-each."""
+"""The `skillshelf` command line as a skill author meets it: help that imports nothing heavy, warnings one line
+each, and an empty library called empty."""
 
 from __future__ import annotations
 
@@ -172,3 +172,45 @@ def test_warnings_are_shown_once_each_on_one_line(capsys: pytest.CaptureFixture[
         'warning: skipped a/SKILL.md: the name is wrong',
         'warning: UserWarning: something else',
     ]
+
+
+# --- the library is empty -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    'command', [('search', 'format python'), ('catalog',), ('show', 'anything'), ('index',), ('eval', 'QUERIES')]
+)
+def test_commands_on_an_empty_library_say_so(tmp_path: Path, command: tuple[str, ...]) -> None:
+    queries = tmp_path / 'queries.jsonl'
+    queries.write_text('{"query": "format python", "relevant": ["black"]}\n', encoding='utf-8')
+    library = tmp_path / 'library'
+    library.mkdir()
+    args = [str(queries) if arg == 'QUERIES' else arg for arg in command]
+    for extra in ((), ('--json',)):
+        if command[0] == 'show' and extra:
+            continue
+        result = invoke(*args, library, *extra)
+        assert result.exit_code == 1, result.output
+        assert f"error: the library is empty: no skills in '{library}'." in flat(result.stderr)
+        assert 'A skill is a folder holding a SKILL.md file' in flat(result.stderr)
+        assert 'No skill matches' not in result.output
+        assert result.stdout == ''
+
+
+def test_list_of_an_empty_library_says_so_and_hints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke('list')
+    assert result.exit_code == 0, result.output
+    assert flat(result.stdout).startswith(f'The library is empty: no skills in the working directory ({tmp_path}).')
+    assert '`skillshelf list path/to/skills`' in flat(result.stdout)
+    assert json.loads(invoke('list', '--json').stdout) == {'skills': [], 'skipped': []}
+
+
+def test_an_empty_library_of_skipped_folders_points_at_validate(tmp_path: Path) -> None:
+    write_skill(tmp_path, 'broken', 'name: broken')
+    result = invoke('search', 'anything', tmp_path)
+    assert result.exit_code == 1
+    assert '1 SKILL.md file was skipped: `skillshelf validate` says why' in flat(result.stderr)
+    listed = invoke('list', tmp_path)
+    assert '1 SKILL.md file was skipped' in flat(listed.stdout)
+    assert 'no `description`' in listed.stdout  # the table of skipped folders follows

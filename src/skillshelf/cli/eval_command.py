@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .._text import one_line
-from .options import AsJson, Directories, Hybrid, ImportPaths, build_library
+from .options import AsJson, Directories, Hybrid, ImportPaths, build_library, require_skills
 from .render import emit_json, fail, note_skipped, out, progress_bar
 
 if TYPE_CHECKING:
@@ -60,6 +60,7 @@ def eval_command(
     except EvalFileError as error:
         fail(str(error))
     library = build_library(directories, skill, hybrid=hybrid)
+    require_skills(library, directories)
     note_skipped(library.skipped, as_json)
     with progress_bar('Ranking queries', as_json) as progress:
         task = progress.add_task('eval', total=len(cases))

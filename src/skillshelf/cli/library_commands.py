@@ -21,10 +21,12 @@ from .options import (
     ImportPaths,
     build_library,
     directories_or_default,
+    require_skills,
 )
 from .registry_commands import Registry, open_registry
 from .render import (
     emit_json,
+    empty_library,
     err,
     fail,
     note_skipped,
@@ -66,6 +68,12 @@ def list_skills(
         )
         return
     console = out()
+    if not rows:
+        where = source.label if source is not None else directories_or_default(directories)
+        message = empty_library(where, library.skipped)
+        console.print(message[0].upper() + message[1:], markup=False)
+        print_skipped(library.skipped)
+        return
     table = Table(show_edge=False, pad_edge=False)
     table.add_column('Name', style='bold cyan', no_wrap=True)
     table.add_column('Description', ratio=1, min_width=30)
@@ -80,8 +88,7 @@ def list_skills(
             str(len(item.tool_names)),
             str(len(resources)),
         )
-    if rows:
-        console.print(table)
+    console.print(table)
     noun = 'skill' if len(rows) == 1 else 'skills'
     skipped = f', {len(library.skipped)} skipped' if library.skipped else ''
     console.print(f'\n{len(rows)} {noun}{skipped}.')
@@ -191,6 +198,7 @@ def index(
     SKILLSHELF_CACHE_DIR. --hybrid embeds the skills too. Libraries of 200 or more folder skills are cached.
     """
     library = build_library(directories, skill, hybrid=hybrid)
+    require_skills(library, directories)
     note_skipped(library.skipped, as_json)
     started = time.perf_counter()
     with err().status(f'Indexing {len(library):,} skills…') if not as_json else nullcontext():

@@ -22,6 +22,7 @@ from .options import (
     Hybrid,
     ImportPaths,
     build_capability,
+    require_skills,
 )
 from .render import emit_json, fail, note_skipped, out, score_bar, size_json, size_text
 
@@ -48,6 +49,8 @@ def show(
     found = capability.library.get(name)
     if found is None:
         skipped = [item for item in capability.library.skipped if name in item.path.parts]
+        if not skipped:
+            require_skills(capability.library, directories)
         reason = ''.join(f'\n{item.path} was skipped: {item.problem}' for item in skipped)
         close = capability.library.closest_names(name)
         hint = f' Did you mean {" or ".join(repr(other) for other in close)}?' if close else ''
@@ -132,6 +135,7 @@ def catalog(
     from .probe import Size, replay, size_of, skill_tools, tool_json, tools_size
 
     capability = build_capability(directories, skill, budget)
+    require_skills(capability.library, directories)
     note_skipped(capability.library.skipped, as_json)
     names = list(capability.library.skills)
     capture = replay(capability, [('load_skill', {'name': name}) for name in names])
@@ -208,6 +212,7 @@ def search(
     from .probe import replay
 
     capability = build_capability(directories, skill, hybrid=hybrid)
+    require_skills(capability.library, directories)
     note_skipped(capability.library.skipped, as_json)
     capture = replay(capability, [('search_skills', {'query': query, 'limit': limit})])
     result: Any = capture.returns[0].content if capture.returns else []

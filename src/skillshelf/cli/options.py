@@ -16,7 +16,7 @@ import typer
 
 from ..capability.catalog import DEFAULT_CATALOG_BUDGET  # a light module: the standard library and skillshelf.errors
 from ..errors import SkillError, SkillWarning
-from .render import fail
+from .render import empty_library, fail
 
 if TYPE_CHECKING:
     from ..capability.skills import Skills
@@ -35,6 +35,7 @@ __all__ = (
     'build_capability',
     'build_library',
     'directories_or_default',
+    'require_skills',
 )
 
 SEARCH_LIMIT_MAX = 20
@@ -125,6 +126,12 @@ def build_capability(
         )
     except SkillError as error:
         fail(str(error))
+
+
+def require_skills(library: SkillLibrary, directories: Sequence[Path] | None) -> None:
+    """Exit with `the library is empty` (and what to try) when there is no skill to show or rank."""
+    if not len(library):
+        fail(empty_library(directories_or_default(directories), library.skipped))
 
 
 def _show(caught: Sequence[warnings.WarningMessage]) -> None:

@@ -1,5 +1,5 @@
-"""Small rendering helpers shared by the commands: consoles, JSON output, warnings, progress, skipped folders,
-score bars.
+"""Small rendering helpers shared by the commands: consoles, JSON output, warnings, progress, skipped folders, an
+empty library, score bars.
 
 Only the standard library, Typer and Rich are imported here, as everywhere the commands are declared: the
 library and pydantic-ai are imported by a command when it runs, so `--help` stays fast.
@@ -12,6 +12,7 @@ import sys
 import warnings
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import typer
@@ -104,6 +105,28 @@ def note_skipped(skipped: Sequence[SkippedSkill], as_json: bool) -> None:
         err().print(
             f'{len(skipped)} skill {noun} skipped (see above); `skillshelf validate` says how to fix it.', markup=False
         )
+
+
+def empty_library(places: Sequence[Path] | str, skipped: Sequence[SkippedSkill]) -> str:
+    """Why there is nothing to show: `the library is empty: no skills in <places>`, and what to try.
+
+    `places` are the library directories, or the name of where the skills come from (a registry).
+    """
+    if isinstance(places, str):
+        where = places
+    else:
+        where = ', '.join(
+            f'the working directory ({Path.cwd()})' if path == Path() else repr(str(path)) for path in places
+        )
+    if skipped:
+        count = f'{len(skipped)} SKILL.md file{" was" if len(skipped) == 1 else "s were"} skipped'
+        hint = f'{count}: `skillshelf validate` says why, and how to fix {"it" if len(skipped) == 1 else "them"}.'
+    else:
+        hint = (
+            'A skill is a folder holding a SKILL.md file: give the directory that holds your skill folders '
+            '(`skillshelf list path/to/skills`), or add a Python skill with --skill module:attribute.'
+        )
+    return f'the library is empty: no skills in {where}. {hint}'
 
 
 def skipped_json(skipped: Sequence[SkippedSkill]) -> list[dict[str, str]]:
