@@ -1,5 +1,5 @@
 """The `skillshelf` command line as a skill author meets it: help that imports nothing heavy, warnings one line
-each, and an empty library called empty."""
+each, an empty library called empty, and tables that wrap in a narrow terminal instead of cutting."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from typer.testing import CliRunner, Result
 
 import skillshelf
@@ -214,3 +215,45 @@ def test_an_empty_library_of_skipped_folders_points_at_validate(tmp_path: Path) 
     listed = invoke('list', tmp_path)
     assert '1 SKILL.md file was skipped' in flat(listed.stdout)
     assert 'no `description`' in listed.stdout  # the table of skipped folders follows
+
+
+# --- narrow terminals wrap rather than cut --------------------------------------------------------
+
+
+def column(output: str, header: str) -> str:
+    """The text of one table column, its folded lines joined, read from Rich's box characters."""
+    lines = output.splitlines()
+    top = next(index for index, line in enumerate(lines) if '┃' in line and header in line)
+    while '━' not in lines[top]:  # a header folded onto several lines
+        top += 1
+    heads = [' '.join(part.split()) for part in lines[top - 1].split('┃')]
+    position = next(index for index, head in enumerate(heads) if header.split()[-1] in head)
+    cells: list[str] = []
+    for line in lines[top + 1 :]:
+        if '│' not in line:
+            break
+        cells.append(line.split('│')[position].strip())
+    return ''.join(cells)
+
+
+@pytest.mark.parametrize('columns', [80, 60])
+def test_tables_fold_long_paths_and_names_instead_of_cutting_them(tmp_path: Path, columns: int) -> None:
+    deep = tmp_path / ('folders-nested-' * 3) / 'deeper-still-and-deeper' / 'the-library-itself'
+    name = 'formats-python-code-with-black-and-tidies-imports-too'
+    folder = write_skill(deep, name, f'name: {name}\n{GOOD}')
+    write_skill(deep, 'Broken', 'name: Broken\ndescription: x')
+
+    listed = invoke('list', deep, columns=columns)
+    assert listed.exit_code == 0, listed.output
+    assert column(listed.stdout, 'Source') == str(folder)
+    assert column(listed.stdout, 'Name').startswith(name)
+    assert column(listed.stdout, 'Path') == str(deep / 'Broken' / 'SKILL.md')
+    assert column(listed.stdout, 'Files') == '0'  # the last column is still there
+
+    found = invoke('search', 'format python code', deep, columns=columns)
+    assert found.exit_code == 0, found.output
+    assert column(found.stdout, 'Skill') == name
+
+    for result in (listed, found):
+        assert '…' not in result.stdout
+        assert max(cell_len(line) for line in result.stdout.splitlines()) <= columns

@@ -112,10 +112,10 @@ def _print_report(report: EvalReport, library: SkillLibrary, queries: int, *, by
     console.print(metrics)
     if report.worst_misses:
         misses = Table(title='Worst misses', title_justify='left', show_edge=False)
-        misses.add_column('Query')
-        misses.add_column('Expected', style='green')
+        misses.add_column('Query', overflow='fold')
+        misses.add_column('Expected', style='green', overflow='fold')
         misses.add_column('Rank', justify='right')
-        misses.add_column('Ranked first instead', style='red')
+        misses.add_column('Ranked first instead', style='red', overflow='fold')
         for miss in report.worst_misses:
             misses.add_row(
                 one_line(miss.query, 60),
@@ -127,7 +127,7 @@ def _print_report(report: EvalReport, library: SkillLibrary, queries: int, *, by
         console.print(misses)
     if by_skill and report.skills:
         table = Table(title='By skill, worst first', title_justify='left', show_edge=False)
-        table.add_column('Skill', style='bold cyan')
+        table.add_column('Skill', style='bold cyan', overflow='fold')
         table.add_column('Queries', justify='right')
         table.add_column('Precision@1', justify='right')
         table.add_column('MRR', justify='right')

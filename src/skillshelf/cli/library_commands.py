@@ -74,12 +74,14 @@ def list_skills(
         console.print(message[0].upper() + message[1:], markup=False)
         print_skipped(library.skipped)
         return
+    # Long cells fold onto more lines rather than being cut, so a long path stays whole in a narrow terminal; no
+    # minimum widths, which would push the last columns past the edge.
     table = Table(show_edge=False, pad_edge=False)
-    table.add_column('Name', style='bold cyan', no_wrap=True)
-    table.add_column('Description', ratio=1, min_width=30)
-    table.add_column('Source', style='dim', overflow='ellipsis', no_wrap=True, max_width=40)
-    table.add_column('Tools', justify='right')
-    table.add_column('Files', justify='right')
+    table.add_column('Name', style='bold cyan', overflow='fold')
+    table.add_column('Description', overflow='fold')
+    table.add_column('Source', style='dim', overflow='fold')
+    table.add_column('Tools', justify='right', no_wrap=True)
+    table.add_column('Files', justify='right', no_wrap=True)
     for item, resources in rows:
         table.add_row(
             item.name,
@@ -174,8 +176,8 @@ def _print_reports(reports: Sequence[SkillReport], problems: Sequence[str], erro
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=2)
         grid.add_column(no_wrap=True, min_width=7)
-        grid.add_column(no_wrap=True, style='dim', min_width=18)
-        grid.add_column(ratio=1)
+        grid.add_column(style='dim', min_width=18, overflow='fold')
+        grid.add_column(ratio=1, overflow='fold')
         for finding in report.findings:
             style = 'red' if finding.severity == 'error' else 'yellow'
             grid.add_row('', Text(finding.severity, style), finding.rule, finding.message)

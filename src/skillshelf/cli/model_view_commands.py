@@ -83,15 +83,15 @@ def show(
     )
     if resources:
         table = Table(title='Files', title_justify='left', show_edge=False)
-        table.add_column('Path', style='cyan')
+        table.add_column('Path', style='cyan', overflow='fold')
         table.add_column('Bytes', justify='right')
         for path, size in resources:
             table.add_row(path, f'{size:,}' if size is not None else '?')
         console.print(table)
     if tools:
         table = Table(title='Tools unlocked', title_justify='left', show_edge=False)
-        table.add_column('Tool', style='cyan')
-        table.add_column('Description')
+        table.add_column('Tool', style='cyan', overflow='fold')
+        table.add_column('Description', overflow='fold')
         for tool in tools:
             table.add_row(tool.name, one_line(tool.description or '', 100))
         console.print(table)
@@ -175,15 +175,15 @@ def catalog(
         )
     )
     table = Table(title='Tool definitions on the first request', title_justify='left', show_edge=False)
-    table.add_column('Tool', style='cyan', no_wrap=True)
+    table.add_column('Tool', style='cyan', overflow='fold')
     table.add_column('Chars', justify='right')
-    table.add_column('Description')
+    table.add_column('Description', overflow='fold')
     for tool in tools:
         table.add_row(tool.name, f'{tools_size([tool]).characters:,}', one_line(tool.description or '', 90))
     console.print(table)
     sizes = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
-    sizes.add_column(style='bold')
-    sizes.add_column(justify='right')
+    sizes.add_column(style='bold', overflow='fold')
+    sizes.add_column(justify='right', overflow='fold')
     sizes.add_row('First request (catalog + tools)', size_text(first_size))
     sizes.add_row(
         f'Every skill in context ({len(names)} skills, {len(every_tool)} tools)',
@@ -239,9 +239,9 @@ def search(
         return
     table = Table(show_edge=False)
     table.add_column('#', justify='right', style='dim')
-    table.add_column('Skill', style='bold cyan', no_wrap=True)
+    table.add_column('Skill', style='bold cyan', overflow='fold')
     table.add_column('Score', no_wrap=True)
-    table.add_column('Description')
+    table.add_column('Description', overflow='fold')
     for rank, match in enumerate(matches, 1):
         table.add_row(
             str(rank),

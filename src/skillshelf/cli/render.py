@@ -139,7 +139,7 @@ def print_skipped(skipped: Sequence[SkippedSkill]) -> None:
     if not skipped:
         return
     table = Table(title='Skipped', title_style='bold yellow', title_justify='left', show_edge=False)
-    table.add_column('Path', style='yellow', overflow='fold')
+    table.add_column('Path', style='yellow', overflow='fold')  # fold: a path too long for the terminal wraps
     table.add_column('Problem', overflow='fold')
     for item in skipped:
         table.add_row(str(item.path), item.problem)
