@@ -1,6 +1,8 @@
 """The `skillshelf` commands: what a skill author needs to see what the model sees.
 
-This module only assembles the Typer app; each command lives in the module named after what it is about.
+This module only assembles the Typer app; each command lives in the module named after what it is about. Declaring
+the commands imports Typer, Rich and the standard library, nothing more: each command imports the library (and
+pydantic-ai) when it runs, so `skillshelf --help` and a mistyped option answer at once.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from .eval_command import eval_command
 from .library_commands import index, list_skills, validate
 from .model_view_commands import catalog, search, show
 from .registry_commands import publish, unpublish
+from .render import one_line_warnings
 
 __all__ = ('app',)
 
@@ -23,6 +26,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode='markdown',
 )
+
+
+@app.callback()
+def _every_command(context: typer.Context) -> None:
+    """Runs before the command: its warnings (skipped or repaired skills) are shown one line each on stderr."""
+    context.with_resource(one_line_warnings())
+
 
 # Registered in the order `skillshelf --help` lists them.
 app.command('list')(list_skills)

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
 from .._text import one_line
-from ..library import SkillLibrary
-from .eval import EvalFileError, EvalReport, evaluate, read_cases
-from .options import AsJson, Directories, Hybrid, ImportPaths, build_library
+from .options import AsJson, Directories, Hybrid, ImportPaths, build_library, require_skills
 from .render import emit_json, fail, note_skipped, out, progress_bar
+
+if TYPE_CHECKING:
+    from ..library import SkillLibrary
+    from .eval import EvalReport
 
 __all__ = ('eval_command',)
 
@@ -51,11 +53,14 @@ def eval_command(
     skills in the top three. False-trigger rate: negatives where a named skill came first, or (with no
     skill named) where any skill matched.
     """
+    from .eval import EvalFileError, evaluate, read_cases
+
     try:
         cases = read_cases(queries, target)
     except EvalFileError as error:
         fail(str(error))
     library = build_library(directories, skill, hybrid=hybrid)
+    require_skills(library, directories)
     note_skipped(library.skipped, as_json)
     with progress_bar('Ranking queries', as_json) as progress:
         task = progress.add_task('eval', total=len(cases))
@@ -107,10 +112,10 @@ def _print_report(report: EvalReport, library: SkillLibrary, queries: int, *, by
     console.print(metrics)
     if report.worst_misses:
         misses = Table(title='Worst misses', title_justify='left', show_edge=False)
-        misses.add_column('Query')
-        misses.add_column('Expected', style='green')
+        misses.add_column('Query', overflow='fold')
+        misses.add_column('Expected', style='green', overflow='fold')
         misses.add_column('Rank', justify='right')
-        misses.add_column('Ranked first instead', style='red')
+        misses.add_column('Ranked first instead', style='red', overflow='fold')
         for miss in report.worst_misses:
             misses.add_row(
                 one_line(miss.query, 60),
@@ -122,7 +127,7 @@ def _print_report(report: EvalReport, library: SkillLibrary, queries: int, *, by
         console.print(misses)
     if by_skill and report.skills:
         table = Table(title='By skill, worst first', title_justify='left', show_edge=False)
-        table.add_column('Skill', style='bold cyan')
+        table.add_column('Skill', style='bold cyan', overflow='fold')
         table.add_column('Queries', justify='right')
         table.add_column('Precision@1', justify='right')
         table.add_column('MRR', justify='right')

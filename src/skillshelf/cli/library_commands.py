@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -14,13 +14,31 @@ from rich.table import Table
 from rich.text import Text
 
 from .._text import one_line
-from ..capability.options import import_skills
-from ..lint import SkillReport, lint_directories
-from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory
-from ..skill import Skill
-from .options import AsJson, Directories, Hybrid, ImportPaths, build_library, directories_or_default
+from .options import (
+    AsJson,
+    Directories,
+    Hybrid,
+    ImportPaths,
+    build_library,
+    directories_or_default,
+    require_skills,
+)
 from .registry_commands import Registry, open_registry
-from .render import emit_json, err, fail, note_skipped, out, print_skipped, progress_bar, skipped_json
+from .render import (
+    emit_json,
+    empty_library,
+    err,
+    fail,
+    note_skipped,
+    out,
+    print_skipped,
+    progress_bar,
+    skipped_json,
+)
+
+if TYPE_CHECKING:
+    from ..lint import SkillReport
+    from ..skill import Skill
 
 __all__ = ('index', 'list_skills', 'validate')
 
@@ -29,7 +47,8 @@ def list_skills(
     directories: Directories = None, skill: ImportPaths = None, as_json: AsJson = False, registry: Registry = None
 ) -> None:
     """List the skills found, with their tools and files, and every skipped SKILL.md with the reason."""
-    library = build_library(directories, skill, registry=open_registry(registry) if registry else None)
+    source = open_registry(registry) if registry else None
+    library = build_library(directories, skill, registry=source, warn_skipped=False)  # the table lists them
     rows = [(item, item.list_resources()) for item in library.skills.values()]
     if as_json:
         emit_json(
@@ -49,12 +68,20 @@ def list_skills(
         )
         return
     console = out()
+    if not rows:
+        where = source.label if source is not None else directories_or_default(directories)
+        message = empty_library(where, library.skipped)
+        console.print(message[0].upper() + message[1:], markup=False)
+        print_skipped(library.skipped)
+        return
+    # Long cells fold onto more lines rather than being cut, so a long path stays whole in a narrow terminal; no
+    # minimum widths, which would push the last columns past the edge.
     table = Table(show_edge=False, pad_edge=False)
-    table.add_column('Name', style='bold cyan', no_wrap=True)
-    table.add_column('Description', ratio=1, min_width=30)
-    table.add_column('Source', style='dim', overflow='ellipsis', no_wrap=True, max_width=40)
-    table.add_column('Tools', justify='right')
-    table.add_column('Files', justify='right')
+    table.add_column('Name', style='bold cyan', overflow='fold')
+    table.add_column('Description', overflow='fold')
+    table.add_column('Source', style='dim', overflow='fold')
+    table.add_column('Tools', justify='right', no_wrap=True)
+    table.add_column('Files', justify='right', no_wrap=True)
     for item, resources in rows:
         table.add_row(
             item.name,
@@ -63,8 +90,7 @@ def list_skills(
             str(len(item.tool_names)),
             str(len(resources)),
         )
-    if rows:
-        console.print(table)
+    console.print(table)
     noun = 'skill' if len(rows) == 1 else 'skills'
     skipped = f', {len(library.skipped)} skipped' if library.skipped else ''
     console.print(f'\n{len(rows)} {noun}{skipped}.')
@@ -75,6 +101,8 @@ def _source(skill: Skill[Any], import_paths: Sequence[str] | None) -> str:
     """Where a skill comes from: its folder, or the import path that named it."""
     if skill.origin is not None:
         return skill.origin
+    from ..capability.options import import_skills
+
     for path in import_paths or ():
         if any(found is skill for found in import_skills(path)):
             return f'python: {path}'
@@ -93,6 +121,8 @@ def validate(
     refuses or repairs), name-nfkc, field-type, missing-resource, description-short, description-when,
     description-person, body-empty, body-size, shadowed.
     """
+    from ..lint import lint_directories
+
     with progress_bar('Checking skills', as_json) as progress:
 
         def start(total: int) -> Callable[[], None]:
@@ -146,8 +176,8 @@ def _print_reports(reports: Sequence[SkillReport], problems: Sequence[str], erro
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=2)
         grid.add_column(no_wrap=True, min_width=7)
-        grid.add_column(no_wrap=True, style='dim', min_width=18)
-        grid.add_column(ratio=1)
+        grid.add_column(style='dim', min_width=18, overflow='fold')
+        grid.add_column(ratio=1, overflow='fold')
         for finding in report.findings:
             style = 'red' if finding.severity == 'error' else 'yellow'
             grid.add_row('', Text(finding.severity, style), finding.rule, finding.message)
@@ -170,6 +200,7 @@ def index(
     SKILLSHELF_CACHE_DIR. --hybrid embeds the skills too. Libraries of 200 or more folder skills are cached.
     """
     library = build_library(directories, skill, hybrid=hybrid)
+    require_skills(library, directories)
     note_skipped(library.skipped, as_json)
     started = time.perf_counter()
     with err().status(f'Indexing {len(library):,} skills…') if not as_json else nullcontext():
@@ -205,6 +236,8 @@ def index(
 
 def _not_cached(path: Path | None) -> str | None:
     """Why the index was not saved, or `None` if it was."""
+    from ..ranking.cache import CACHE_MIN_SKILLS, cache_directory
+
     if path is not None:
         return None if path.is_file() else f'{path.parent} could not be written'
     if cache_directory() is None:

@@ -5,7 +5,7 @@ Each replays a real agent run (see `probe`), so what they print is what the mode
 
 from __future__ import annotations
 
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.markup import escape
@@ -14,14 +14,20 @@ from rich.table import Table
 from rich.text import Text
 
 from .._text import one_line
-from ..capability.catalog import DEFAULT_CATALOG_BUDGET
-from ..capability.meta_tools import MAX_SEARCH_LIMIT, SkillMatch
-from ..content import MAX_RESOURCE_BYTES
-from ..errors import ResourceError
-from ..skill import Skill
-from .options import AsJson, Directories, Hybrid, ImportPaths, build_capability
-from .probe import Size, replay, size_of, skill_tools, tool_json, tools_size
+from .options import (
+    DEFAULT_CATALOG_BUDGET,
+    SEARCH_LIMIT_MAX,
+    AsJson,
+    Directories,
+    Hybrid,
+    ImportPaths,
+    build_capability,
+    require_skills,
+)
 from .render import emit_json, fail, note_skipped, out, score_bar, size_json, size_text
+
+if TYPE_CHECKING:
+    from ..skill import Skill
 
 __all__ = ('catalog', 'search', 'show')
 
@@ -37,10 +43,14 @@ def show(
     as_json: AsJson = False,
 ) -> None:
     """Show what load_skill returns to the model for a skill, its files and the tools it unlocks."""
+    from .probe import replay, size_of, skill_tools, tool_json
+
     capability = build_capability(directories, skill)
     found = capability.library.get(name)
     if found is None:
         skipped = [item for item in capability.library.skipped if name in item.path.parts]
+        if not skipped:
+            require_skills(capability.library, directories)
         reason = ''.join(f'\n{item.path} was skipped: {item.problem}' for item in skipped)
         close = capability.library.closest_names(name)
         hint = f' Did you mean {" or ".join(repr(other) for other in close)}?' if close else ''
@@ -73,15 +83,15 @@ def show(
     )
     if resources:
         table = Table(title='Files', title_justify='left', show_edge=False)
-        table.add_column('Path', style='cyan')
+        table.add_column('Path', style='cyan', overflow='fold')
         table.add_column('Bytes', justify='right')
         for path, size in resources:
             table.add_row(path, f'{size:,}' if size is not None else '?')
         console.print(table)
     if tools:
         table = Table(title='Tools unlocked', title_justify='left', show_edge=False)
-        table.add_column('Tool', style='cyan')
-        table.add_column('Description')
+        table.add_column('Tool', style='cyan', overflow='fold')
+        table.add_column('Description', overflow='fold')
         for tool in tools:
             table.add_row(tool.name, one_line(tool.description or '', 100))
         console.print(table)
@@ -90,6 +100,9 @@ def show(
 
 
 def _resource_bytes(found: Skill[Any], path: str) -> int | None:
+    from ..content import MAX_RESOURCE_BYTES
+    from ..errors import ResourceError
+
     if found.folder is not None and (found.folder / path).is_file():
         return (found.folder / path).stat().st_size
     try:
@@ -99,6 +112,8 @@ def _resource_bytes(found: Skill[Any], path: str) -> int | None:
 
 
 def _read_resource(found: Skill[Any], path: str) -> str:
+    from ..errors import ResourceError
+
     try:
         return found.read_resource(path)
     except ResourceError as error:
@@ -117,7 +132,10 @@ def catalog(
 
     Also shows their size, and the size had every skill's instructions and tools been put in context at once.
     """
+    from .probe import Size, replay, size_of, skill_tools, tool_json, tools_size
+
     capability = build_capability(directories, skill, budget)
+    require_skills(capability.library, directories)
     note_skipped(capability.library.skipped, as_json)
     names = list(capability.library.skills)
     capture = replay(capability, [('load_skill', {'name': name}) for name in names])
@@ -157,15 +175,15 @@ def catalog(
         )
     )
     table = Table(title='Tool definitions on the first request', title_justify='left', show_edge=False)
-    table.add_column('Tool', style='cyan', no_wrap=True)
+    table.add_column('Tool', style='cyan', overflow='fold')
     table.add_column('Chars', justify='right')
-    table.add_column('Description')
+    table.add_column('Description', overflow='fold')
     for tool in tools:
         table.add_row(tool.name, f'{tools_size([tool]).characters:,}', one_line(tool.description or '', 90))
     console.print(table)
     sizes = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
-    sizes.add_column(style='bold')
-    sizes.add_column(justify='right')
+    sizes.add_column(style='bold', overflow='fold')
+    sizes.add_column(justify='right', overflow='fold')
     sizes.add_row('First request (catalog + tools)', size_text(first_size))
     sizes.add_row(
         f'Every skill in context ({len(names)} skills, {len(every_tool)} tools)',
@@ -184,13 +202,17 @@ def search(
     directories: Directories = None,
     skill: ImportPaths = None,
     limit: Annotated[
-        int, typer.Option('--limit', '-n', min=1, max=MAX_SEARCH_LIMIT, help='How many results, like search_skills.')
+        int, typer.Option('--limit', '-n', min=1, max=SEARCH_LIMIT_MAX, help='How many results, like search_skills.')
     ] = 5,
     hybrid: Hybrid = False,
     as_json: AsJson = False,
 ) -> None:
     """Show what search_skills returns to the model for a query, with scores."""
+    from ..capability.meta_tools import SkillMatch
+    from .probe import replay
+
     capability = build_capability(directories, skill, hybrid=hybrid)
+    require_skills(capability.library, directories)
     note_skipped(capability.library.skipped, as_json)
     capture = replay(capability, [('search_skills', {'query': query, 'limit': limit})])
     result: Any = capture.returns[0].content if capture.returns else []
@@ -217,9 +239,9 @@ def search(
         return
     table = Table(show_edge=False)
     table.add_column('#', justify='right', style='dim')
-    table.add_column('Skill', style='bold cyan', no_wrap=True)
+    table.add_column('Skill', style='bold cyan', overflow='fold')
     table.add_column('Score', no_wrap=True)
-    table.add_column('Description')
+    table.add_column('Description', overflow='fold')
     for rank, match in enumerate(matches, 1):
         table.add_row(
             str(rank),

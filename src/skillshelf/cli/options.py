@@ -1,4 +1,7 @@
-"""The options the commands share, and the library or capability they select, built as an agent would build it."""
+"""The options the commands share, and the library or capability they select, built as an agent would build it.
+
+Declaring the options imports only Typer: the library and pydantic-ai are imported when a command builds one.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +10,24 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..capability.catalog import DEFAULT_CATALOG_BUDGET
-from ..capability.options import import_skills
-from ..capability.skills import RESERVED_TOOL_NAMES, Skills
+from ..capability.catalog import DEFAULT_CATALOG_BUDGET  # a light module: the standard library and skillshelf.errors
 from ..errors import SkillError, SkillWarning
-from ..library import LibraryOptions, SkillLibrary
-from ..ranking.ranker import SearchMode, SearchOptions
-from ..skill import Skill
-from ..sources.base import SkillSource
-from .render import fail
+from .render import empty_library, fail
+
+if TYPE_CHECKING:
+    from ..capability.skills import Skills
+    from ..library import SkillLibrary
+    from ..ranking.ranker import SearchMode
+    from ..skill import Skill
+    from ..sources.base import SkillSource
 
 __all__ = (
+    'DEFAULT_CATALOG_BUDGET',
+    'SEARCH_LIMIT_MAX',
     'AsJson',
     'Directories',
     'Hybrid',
@@ -29,7 +35,12 @@ __all__ = (
     'build_capability',
     'build_library',
     'directories_or_default',
+    'require_skills',
 )
+
+SEARCH_LIMIT_MAX = 20
+"""The most results `search --limit` asks for: `MAX_SEARCH_LIMIT` of `search_skills`, repeated here because its
+module imports pydantic-ai (a test checks that the two agree)."""
 
 Directories = Annotated[
     list[Path] | None,
@@ -68,21 +79,34 @@ def build_library(
     *,
     hybrid: bool = False,
     registry: SkillSource | None = None,
+    warn_skipped: bool = True,
 ) -> SkillLibrary:
     """The library exactly as the `Skills` capability builds it; skipped folders are in `.skipped`. With a
-    `registry`, the directories default to none."""
+    `registry`, the directories default to none.
+
+    Its warnings are shown once it is built (one line each, see `one_line_warnings`), except, without
+    `warn_skipped`, those repeating a skipped folder of `.skipped`, for a command that lists them itself.
+    """
+    from ..capability.skills import RESERVED_TOOL_NAMES
+    from ..library import LibraryOptions, SkillLibrary
+    from ..ranking.ranker import SearchOptions
+
     skills = _python_skills(import_paths)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', SkillWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', SkillWarning)
         try:
             options = LibraryOptions(
                 directories=list(directories or ()) if registry is not None else directories_or_default(directories),
                 sources=[registry] if registry is not None else [],
             )
             search = SearchOptions(search=_mode(hybrid))
-            return SkillLibrary.build(skills, options, search, reserved_tool_names=RESERVED_TOOL_NAMES)
+            library = SkillLibrary.build(skills, options, search, reserved_tool_names=RESERVED_TOOL_NAMES)
         except SkillError as error:
+            _show(caught)
             fail(str(error))
+    listed = set[str]() if warn_skipped else {f'skipped {item.path}: {item.problem}' for item in library.skipped}
+    _show([warning for warning in caught if str(warning.message) not in listed])
+    return library
 
 
 def build_capability(
@@ -92,21 +116,34 @@ def build_capability(
     *,
     hybrid: bool = False,
 ) -> Skills[Any]:
-    """The `Skills` capability an agent given these options would use."""
+    """The `Skills` capability an agent given these options would use; its warnings are shown as they are raised."""
+    from ..capability.skills import Skills
+
     skills = _python_skills(import_paths)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', SkillWarning)
-        try:
-            return Skills(
-                list(directories_or_default(directories)), skills=skills, catalog_budget=budget, search=_mode(hybrid)
-            )
-        except SkillError as error:
-            fail(str(error))
+    try:
+        return Skills(
+            list(directories_or_default(directories)), skills=skills, catalog_budget=budget, search=_mode(hybrid)
+        )
+    except SkillError as error:
+        fail(str(error))
+
+
+def require_skills(library: SkillLibrary, directories: Sequence[Path] | None) -> None:
+    """Exit with `the library is empty` (and what to try) when there is no skill to show or rank."""
+    if not len(library):
+        fail(empty_library(directories_or_default(directories), library.skipped))
+
+
+def _show(caught: Sequence[warnings.WarningMessage]) -> None:
+    for warning in caught:
+        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
 def _python_skills(import_paths: Sequence[str] | None) -> list[Skill[Any]]:
     if not import_paths:
         return []
+    from ..capability.options import import_skills
+
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # the console script, like `python -m`, imports from where it runs
     try:

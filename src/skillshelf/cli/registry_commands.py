@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import SkillError, SkillWarning
-from ..sources.directory import discover
 from .render import err, fail, out, print_skipped
 
 if TYPE_CHECKING:
@@ -45,6 +44,8 @@ def publish(
     registry: Annotated[str, typer.Option('--registry', '-r', help='The registry URL (see `list --registry`).')],
 ) -> None:
     """Publish skills to a registry, replacing those of the same names; every worker sees them at its next run."""
+    from ..sources.directory import discover
+
     target = open_registry(registry)
     published = 0
     for directory in directories:
