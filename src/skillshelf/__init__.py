@@ -5,8 +5,17 @@ from .capability.meta_tools import SkillMatch
 from .capability.options import import_skills
 from .capability.skills import DEFAULT_ID, SkillCommand, Skills, loaded_skills
 from .content import SkillContent, TextContent
-from .errors import ResourceError, ScriptError, SkillConflictError, SkillError, SkillFormatError, SkillWarning
+from .errors import (
+    ResourceError,
+    ScriptError,
+    SkillConflictError,
+    SkillError,
+    SkillFormatError,
+    SkillFormatWarning,
+    SkillWarning,
+)
 from .library import LibraryOptions, SkillLibrary
+from .markdown.lenient import FormatDeviation
 from .ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 from .ranking.ranker import Ranker, RankerFactory, SearchOptions
 from .ranking.semantic import Encoder, SemanticUnavailableError
@@ -31,6 +40,7 @@ __all__ = (
     'DirectorySource',
     'Encoder',
     'EntryPointSource',
+    'FormatDeviation',
     'GitSource',
     'LibraryOptions',
     'LocalRunner',
@@ -53,6 +63,7 @@ __all__ = (
     'SkillContent',
     'SkillError',
     'SkillFormatError',
+    'SkillFormatWarning',
     'SkillLibrary',
     'SkillMatch',
     'SkillSource',
