@@ -432,3 +432,18 @@ def test_a_skill_left_out_by_include_is_not_reported(tmp_path: Path) -> None:
     write(tmp_path, 'forms', 'name: pdf-forms\ndescription: Forms.')
     library, warned = build(tmp_path, exclude=['pdf-forms'], strict=True)
     assert (list(library.skills), warned, library.deviations) == (['pdf'], [], [])
+
+
+def test_an_empty_usual_location_says_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Codex keeps its own system skills in ~/.codex/skills/.system: no advice to list it, and nothing to raise.
+    home = tmp_path / 'home'
+    write(home / '.codex' / 'skills' / '.system', 'skill-creator', 'name: skill-creator\ndescription: Create skills.')
+    (home / '.claude' / 'skills').mkdir(parents=True)
+    monkeypatch.setenv('HOME', str(home))
+    monkeypatch.delenv('CODEX_HOME', raising=False)
+    monkeypatch.delenv('CLAUDE_CONFIG_DIR', raising=False)
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        library = SkillLibrary.build(options=LibraryOptions(standard_directories=True, strict=True))
+    assert (library.skills, library.skipped) == ({}, [])

@@ -85,11 +85,17 @@ class DirectorySource:
         """The directory's skills (see `discover`), with the listing it began from as their version."""
         if self.optional and not os.path.lexists(self.path):
             return SourceSkills(version=self.version())
-        found = discover(self.path, allow_hard_links=self.allow_hard_links, trusted=self.trusted)
+        # A usual location is the tools' own folder: an empty one is normal, and Codex keeps its system skills in
+        # `~/.codex/skills/.system`, which is no advice to give.
+        found = discover(
+            self.path, allow_hard_links=self.allow_hard_links, trusted=self.trusted, report_empty=not self.optional
+        )
         return SourceSkills(found.skills, found.skipped, found.fingerprint, found.deviations)
 
 
-def discover(directory: Path, *, allow_hard_links: bool = False, trusted: bool = False) -> Discovery:
+def discover(
+    directory: Path, *, allow_hard_links: bool = False, trusted: bool = False, report_empty: bool = True
+) -> Discovery:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
 
     Entries are visited in sorted order, so that every process sees the same library. Every entry is a skill
@@ -99,8 +105,8 @@ def discover(directory: Path, *, allow_hard_links: bool = False, trusted: bool =
     Left alone, without a word: hidden entries (starting with `.`), the usual documents (`README.md`,
     `LICENSE.md`, `AGENTS.md`, ...; see `DOCUMENTS`), a packed copy of a skill beside its folder (`pdf.zip` beside
     `pdf/`, as Vercel's library keeps them) and every other file (`Makefile`, `__init__.py`, ...). A directory that
-    yields no skill at all is reported too, saying where skills are if it can see any (hidden folders such as
-    OpenAI's `skills/.curated`, or sub-folders of skill folders; see `where_skills_are`).
+    yields no skill at all is reported too (unless `report_empty` is false), saying where skills are if it can see
+    any (hidden folders such as OpenAI's `skills/.curated`, or sub-folders of skill folders; see `where_skills_are`).
 
     A `SKILL.md` that breaks the format in a way Claude Code or Codex tolerate loads as they load it (see
     `read_frontmatter`), each deviation listed in `deviations`.
@@ -132,7 +138,7 @@ def discover(directory: Path, *, allow_hard_links: bool = False, trusted: bool =
                 found.skipped.append(SkippedSkill(Path(entry.path), problem))
             else:
                 _read_skill(found, entry.path, is_entry=True, allow_hard_links=allow_hard_links, trusted=trusted)
-        if not found.skills:
+        if report_empty and not found.skills:
             # A folder of skill folders is reported as an entry already; hidden folders are not, and without any
             # skip nothing at all would say why the directory holds no skill.
             advice = where_skills_are(directory, nested=not found.skipped)
