@@ -447,3 +447,13 @@ def test_an_empty_usual_location_says_nothing(tmp_path: Path, monkeypatch: pytes
         warnings.simplefilter('error')
         library = SkillLibrary.build(options=LibraryOptions(standard_directories=True, strict=True))
     assert (library.skills, library.skipped) == ({}, [])
+
+
+def test_a_snake_case_name_written_out_in_a_query_ranks_that_skill_first() -> None:
+    skills = [
+        Skill('data_analysis', 'Analyse tabular data.'),
+        Skill('report-writer', 'Write a report about data and analysis results.'),
+    ]
+    library = SkillLibrary.build(skills)
+    [first, *_] = library.search('please run data_analysis on the quarterly numbers', limit=2)
+    assert (first.name, first.score) == ('data_analysis', 1.0)
