@@ -15,8 +15,17 @@ if TYPE_CHECKING:
     from .capability.options import import_skills
     from .capability.skills import DEFAULT_ID, SkillCommand, Skills, loaded_skills
     from .content import SkillContent, TextContent
-    from .errors import ResourceError, ScriptError, SkillConflictError, SkillError, SkillFormatError, SkillWarning
+    from .errors import (
+        ResourceError,
+        ScriptError,
+        SkillConflictError,
+        SkillError,
+        SkillFormatError,
+        SkillFormatWarning,
+        SkillWarning,
+    )
     from .library import LibraryOptions, SkillLibrary
+    from .markdown.lenient import FormatDeviation
     from .ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
     from .ranking.ranker import Ranker, RankerFactory, SearchOptions
     from .ranking.semantic import Encoder, SemanticUnavailableError
@@ -40,6 +49,7 @@ __all__ = (
     'DirectorySource',
     'Encoder',
     'EntryPointSource',
+    'FormatDeviation',
     'GitSource',
     'LibraryOptions',
     'PackageSource',
@@ -59,6 +69,7 @@ __all__ = (
     'SkillContent',
     'SkillError',
     'SkillFormatError',
+    'SkillFormatWarning',
     'SkillLibrary',
     'SkillMatch',
     'SkillSandbox',
@@ -90,9 +101,11 @@ _EXPORTS: dict[str, str] = {
     'SkillConflictError': '.errors',
     'SkillError': '.errors',
     'SkillFormatError': '.errors',
+    'SkillFormatWarning': '.errors',
     'SkillWarning': '.errors',
     'LibraryOptions': '.library',
     'SkillLibrary': '.library',
+    'FormatDeviation': '.markdown.lenient',
     'DEFAULT_THRESHOLD': '.ranking.lexical',
     'SearchDocument': '.ranking.lexical',
     'SearchHit': '.ranking.lexical',

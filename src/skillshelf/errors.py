@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ('ResourceError', 'ScriptError', 'SkillConflictError', 'SkillError', 'SkillFormatError', 'SkillWarning')
+__all__ = (
+    'ResourceError',
+    'ScriptError',
+    'SkillConflictError',
+    'SkillError',
+    'SkillFormatError',
+    'SkillFormatWarning',
+    'SkillWarning',
+)
 
 
 class SkillError(Exception):
@@ -36,3 +44,9 @@ class ScriptError(SkillError):
 
 class SkillWarning(UserWarning):
     """A skill was skipped or recovered; the message names the file and the problem."""
+
+
+class SkillFormatWarning(SkillWarning):
+    """A `SKILL.md` breaks the Agent Skills format in a way Claude Code or Codex tolerate, and was loaded as they
+    load it (a name that differs from its folder, a missing name, an over-long description, YAML they read as
+    meant); the message names the file, the deviation and the fix. `strict=True` makes each one an error."""

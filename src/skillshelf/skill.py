@@ -15,8 +15,9 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 from ._text import shown
 from .content import FolderContent, SkillContent, TextContent, read_text, safe_relative_path
 from .content.folder import hold_skill_folder
-from .errors import ResourceError, SkillError, SkillFormatError, SkillWarning
+from .errors import ResourceError, SkillError, SkillFormatError, SkillFormatWarning, SkillWarning
 from .markdown.frontmatter import (
+    FormatDeviation,
     Frontmatter,
     SkillFile,
     name_problem,
@@ -42,7 +43,8 @@ class Skill(Generic[AgentDepsT]):
     """
 
     name: str
-    """Unique name the model loads the skill by: lower-case letters, digits and single hyphens."""
+    """Unique name the model loads the skill by: lower-case letters and digits joined by single hyphens or
+    underscores (`pdf-forms`, `data_analysis`); names that differ only in `-` and `_` count as the same name."""
     description: str
     """What the skill does and when to use it. The catalog and `search_skills` show it."""
     metadata: Mapping[str, Any]
@@ -71,7 +73,9 @@ class Skill(Generic[AgentDepsT]):
         """Define a skill in Python.
 
         Args:
-            name: Unique name, following the Agent Skills rules (e.g. `'weather'`, `'pdf-forms'`).
+            name: Unique name: lower-case letters and digits joined by single hyphens or underscores (`'weather'`,
+                `'pdf-forms'`, `'data_analysis'`). A `SKILL.md` name may use hyphens only (the Agent Skills
+                format); one with an underscore loads with a `SkillFormatWarning`.
             description: What the skill does and when to use it, in one or two sentences.
             instructions: What the model reads when it loads the skill.
             tools: Tools to add to the skill's toolset.
@@ -158,38 +162,30 @@ class Skill(Generic[AgentDepsT]):
 
     @classmethod
     def from_markdown(
-        cls, text: str, resources: Mapping[str, str | bytes] | None = None, *, origin: str | None = None
+        cls,
+        text: str,
+        resources: Mapping[str, str | bytes] | None = None,
+        *,
+        origin: str | None = None,
+        folder: str | None = None,
     ) -> Skill[Any]:
         """Read a skill from `SKILL.md` text, with its files in memory by relative path (`'reference/api.md'`).
 
-        The text is checked like a folder's `SKILL.md` (same reader, same errors), except that there is no folder
-        name to match. Files are served like a folder's: at most 256 KiB per read, text only. `origin` says
-        where the text came from (a package, a registry) in errors, warnings and `Skill.origin`. The
+        The text is checked like a folder's `SKILL.md` (same reader, same errors, the same deviations from the format
+        tolerated with a `SkillFormatWarning`); its name is checked against `folder`, the name of the folder the text
+        was kept in, if it had one. Files are served like a folder's: at most 256 KiB per read, text only. `origin`
+        says where the text came from (a package, a registry) in errors, warnings and `Skill.origin`. The
         `python-tools:` it declares are not imported (that needs a trusted directory); the skill loads without them.
 
         Raises:
-            SkillFormatError: the text breaks the Agent Skills format, or a file's path is not a plain relative
-                path inside the skill (absolute, `..`, hidden) or is given twice.
+            SkillFormatError: the text breaks the Agent Skills format beyond what Claude Code or Codex load, or a
+                file's path is not a plain relative path inside the skill (absolute, `..`, hidden) or is given twice.
         """
-        where = origin or '<SKILL.md text>'
-        front, body = read_markdown(where, text)
-        files: dict[str, bytes] = {}
-        for path, content in (resources or {}).items():
-            try:
-                relative = safe_relative_path(path).as_posix()
-            except ResourceError as error:
-                raise SkillFormatError(where, f'the file {shown(path)} cannot be a skill file: {error}') from None
-            if relative in files:
-                raise SkillFormatError(where, f'the file {relative!r} is given twice')
-            files[relative] = content.encode('utf-8', 'surrogatepass') if isinstance(content, str) else content
-        if front.python_tools:
-            warnings.warn(
-                SkillWarning(f'{where}: its `python-tools` are imported only from trusted directories; loaded without'),
-                stacklevel=2,
-            )
-        return cls.from_content(
-            front.name, front.description, TextContent(body, files, origin), metadata=_metadata(front)
-        )
+        deviations: list[FormatDeviation] = []
+        skill = markdown_skill(text, resources, origin=origin, folder=folder, deviations=deviations)
+        for deviation in deviations:
+            warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=2)
+        return skill
 
     @property
     def folder(self) -> Path | None:
@@ -339,6 +335,41 @@ def _text_files(name: str, resources: Mapping[str, str]) -> dict[str, bytes]:
             raise SkillFormatError(None, f'skill {name!r}: the resource {relative!r} is given twice')
         files[relative] = text.encode('utf-8')
     return files
+
+
+def markdown_skill(
+    text: str,
+    resources: Mapping[str, str | bytes] | None,
+    *,
+    origin: str | None,
+    folder: str | None,
+    deviations: list[FormatDeviation],
+) -> Skill[Any]:
+    """`Skill.from_markdown`, with the deviations from the format added to `deviations` rather than warned about (for
+    a source, which hands them to its library).
+
+    Raises:
+        SkillFormatError: as `Skill.from_markdown`.
+    """
+    where = origin or '<SKILL.md text>'
+    front, body = read_markdown(where, text, deviations, folder=folder)
+    files: dict[str, bytes] = {}
+    for path, content in (resources or {}).items():
+        try:
+            relative = safe_relative_path(path).as_posix()
+        except ResourceError as error:
+            raise SkillFormatError(where, f'the file {shown(path)} cannot be a skill file: {error}') from None
+        if relative in files:
+            raise SkillFormatError(where, f'the file {relative!r} is given twice')
+        files[relative] = content.encode('utf-8', 'surrogatepass') if isinstance(content, str) else content
+    if front.python_tools:
+        warnings.warn(
+            SkillWarning(f'{where}: its `python-tools` are imported only from trusted directories; loaded without'),
+            stacklevel=3,
+        )
+    return Skill.from_content(
+        front.name, front.description, TextContent(body, files, origin), metadata=_metadata(front)
+    )
 
 
 def _metadata(front: Frontmatter) -> dict[str, Any]:

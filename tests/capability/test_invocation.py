@@ -46,10 +46,10 @@ def library(root: Path) -> Path:
             'v2 "ops team"',
             'Version v2 for ops team, then ops team again.',
         ),
-        ('Version $0, extra [$2].', 'v2', 'Version v2, extra [].'),
+        ('Version $0, extra [$2].', 'v2', 'Version v2, extra [$2].'),  # no argument 2: left as written
         ('No placeholder here.', 'v2 now', 'No placeholder here.\n\nARGUMENTS: v2 now'),
         ('No placeholder here.', '', 'No placeholder here.'),
-        ('Costs $10 and $ARGUMENTSX stays.', 'a', 'Costs  and $ARGUMENTSX stays.'),
+        ('Costs $10 and $ARGUMENTSX stays.', 'a', 'Costs $10 and $ARGUMENTSX stays.\n\nARGUMENTS: a'),
         ('Unclosed $0 $1', '"a b', 'Unclosed "a b'),
     ],
 )

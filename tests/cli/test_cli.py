@@ -61,7 +61,7 @@ def test_list_shows_every_sample_skill_with_its_files() -> None:
 
 def test_list_reports_skipped_folders_with_the_reason(tmp_path: Path) -> None:
     write_skill(tmp_path, 'good', frontmatter=f'name: good\n{GOOD}')
-    write_skill(tmp_path, 'broken', frontmatter='name: Broken\ndescription: x')
+    write_skill(tmp_path, 'Broken', frontmatter='name: Broken\ndescription: x')  # nor could the folder name it
     result = run('list', tmp_path)
     assert result.exit_code == 0, result.output
     assert '1 skill, 1 skipped.' in result.stdout
@@ -70,7 +70,7 @@ def test_list_reports_skipped_folders_with_the_reason(tmp_path: Path) -> None:
     data = run_json('list', tmp_path)
     assert [skill['name'] for skill in data['skills']] == ['good']
     assert data['skipped'] == [
-        {'path': str(tmp_path / 'broken' / 'SKILL.md'), 'problem': data['skipped'][0]['problem']}
+        {'path': str(tmp_path / 'Broken' / 'SKILL.md'), 'problem': data['skipped'][0]['problem']}
     ]
     assert 'upper-case' in data['skipped'][0]['problem']
 
@@ -257,7 +257,7 @@ def test_show_unknown_skill_suggests_close_names() -> None:
 
 
 def test_show_explains_why_a_skill_folder_was_skipped(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'pdf-tools', frontmatter='name: pdf-tools')
+    write_skill(tmp_path, 'pdf-tools', frontmatter='name: pdf-tools', body='')  # no instructions to describe it either
     result = run('show', 'pdf-tools', tmp_path)
     assert result.exit_code == 1
     assert 'was skipped: the frontmatter has no `description` field' in ' '.join(result.stderr.split())
@@ -322,7 +322,7 @@ def test_search_returns_ranked_skills_with_scores() -> None:
 
 def test_search_and_catalog_mention_skipped_folders_on_stderr(tmp_path: Path) -> None:
     write_skill(tmp_path, 'good', frontmatter=f'name: good\n{GOOD}')
-    write_skill(tmp_path, 'broken', frontmatter='name: broken')
+    write_skill(tmp_path, 'broken', frontmatter='name: broken\ndescription:\n  what: a mapping, not text')
     for args in (('search', 'format python', tmp_path), ('catalog', tmp_path)):
         result = run(*args)
         assert result.exit_code == 0

@@ -71,12 +71,9 @@ REFUSED: list[tuple[str, bytes | str, str]] = [
     ('no frontmatter at all', '# Just markdown\n', 'does not start with a `---`'),
     ('empty file', '', 'does not start with a `---`'),
     ('frontmatter never closed', '---\nname: demo\ndescription: x\n', 'not closed by a `---` line'),
-    ('empty frontmatter', '---\n---\nbody\n', 'the frontmatter is empty'),
     ('YAML list instead of a mapping', '---\n- name\n- demo\n---\n', 'YAML list, not a mapping'),
     ('YAML scalar instead of a mapping', '---\njust words\n---\n', 'YAML str, not a mapping'),
-    ('missing name', '---\ndescription: x\n---\n', 'no `name` field'),
     ('missing description', '---\nname: demo\n---\n', 'no `description` field'),
-    ('name is a number', '---\nname: 123\ndescription: x\n---\n', '`name` must be a string, not a YAML int'),
     ('description is a list', '---\nname: demo\ndescription: [a, b]\n---\n', 'not a YAML list'),
     ('description is a boolean', '---\nname: demo\ndescription: yes\n---\n', 'not a YAML bool'),
     ('license is a mapping', '---\nname: demo\ndescription: x\nlicense: {a: 1}\n---\n', '`license` must be a string'),
@@ -97,10 +94,6 @@ REFUSED: list[tuple[str, bytes | str, str]] = [
     ('5,000-digit integer', '---\nname: demo\ndescription: x\nsize: ' + '9' * 5000 + '\n---\n', 'cannot convert'),
     ('bad YAML syntax', '---\nname: demo\ndescription: [unclosed\n---\n', 'not valid YAML'),
     ('invalid UTF-8 in the frontmatter', b'---\nname: demo\ndescription: \xff\xfe\n---\n', 'not valid UTF-8'),
-    ('upper-case name', '---\nname: Demo\ndescription: x\n---\n', 'upper-case letters'),
-    ('name with a slash', '---\nname: ../demo\ndescription: x\n---\n', 'may only contain'),
-    ('name differs from its folder', valid('other'), "does not match its folder 'demo'"),
-    ('name not NFKC-normalised', valid('demo\u0301'), 'not NFKC-normalised'),
     (
         'frontmatter over the cap',
         '---\nname: demo\ndescription: x\n' + 'k: v\n' * (MAX_FRONTMATTER_BYTES // 5) + '---\n',
@@ -118,6 +111,43 @@ REFUSED: list[tuple[str, bytes | str, str]] = [
     ),
     ('a second document marker (`...`)', '---\nname: demo\ndescription: x\n...\nmore: 1\n---\n', 'not valid YAML'),
 ]
+
+
+TOLERATED: list[tuple[str, str, str, str]] = [
+    # What Claude Code or Codex load despite the format: loaded as they load it, with a SkillFormatWarning.
+    ('empty frontmatter', '---\n---\nbody\n', 'demo', 'no `name`'),
+    ('missing name', '---\ndescription: x\n---\n', 'demo', "named 'demo' after its folder"),
+    ('name is a number', '---\nname: 123\ndescription: x\n---\n', 'demo', '`name` is a YAML int'),
+    ('upper-case name', '---\nname: Demo\ndescription: x\n---\n', 'demo', 'upper-case letters'),
+    ('name with a slash', '---\nname: ../demo\ndescription: x\n---\n', 'demo', 'may only contain'),
+    ('name differs from its folder', valid('other'), 'other', "does not match its folder 'demo'"),
+    ('name not NFKC-normalised', valid('demo\u0301'), 'demo', 'not NFKC-normalised'),
+]
+
+
+@pytest.mark.parametrize(
+    ('deviation', 'content', 'name', 'problem'), TOLERATED, ids=[deviation for deviation, *_ in TOLERATED]
+)
+def test_skill_files_claude_code_or_codex_load_are_loaded_with_a_warning(
+    tmp_path: Path, deviation: str, content: str, name: str, problem: str
+) -> None:
+    write(tmp_path, 'demo', content)
+    write(tmp_path, 'fine', valid('fine'))
+
+    library, warned = build(tmp_path)
+
+    assert sorted(library.skills) == sorted([name, 'fine'])
+    assert library.skipped == []
+    assert any(problem in message for message in warned), warned
+    assert all(str(deviation) in warned for deviation in library.deviations)
+    with pytest.raises(SkillError, match='demo'):
+        build(tmp_path, strict=True)
+    case(
+        AREA,
+        deviation,
+        f'loaded as {name!r} with a SkillFormatWarning (strict=True refuses): {warned[0]}',
+        root=tmp_path,
+    )
 
 
 @pytest.mark.parametrize(('attack', 'content', 'problem'), REFUSED, ids=[attack for attack, _, _ in REFUSED])
@@ -349,8 +379,8 @@ def test_a_skill_folder_symlinked_to_a_sibling_inside_the_library_is_read(tmp_pa
 
     assert list(library.skills) == ['demo']
     [skipped] = library.skipped
-    assert skipped.path == tmp_path / 'alias' / 'SKILL.md'
-    assert "does not match its folder 'alias'" in skipped.problem
+    assert skipped.path == tmp_path / 'alias'
+    assert "a symlink to 'demo' beside it, which is read itself" in skipped.problem
     case(
         AREA,
         'skill folder symlinked to a sibling inside the library',
@@ -441,11 +471,11 @@ def test_a_folder_name_that_is_not_utf8_is_skipped_with_a_readable_warning(tmp_p
 
     library, warned = build(tmp_path)
 
-    assert library.skills == {}
-    [skipped] = library.skipped
-    assert "does not match its folder 'caf\\udce9'" in skipped.problem
-    assert len(warned) == 1
-    case(AREA, 'a skill folder whose name is not valid UTF-8', f'skipped: {skipped.problem}')
+    assert list(library.skills) == ['caf']  # under its frontmatter name, as Claude Code and Codex load it
+    [deviation] = library.deviations
+    assert "does not match its folder 'caf\\udce9'" in deviation.problem
+    assert warned == [str(deviation)]
+    case(AREA, 'a skill folder whose name is not valid UTF-8', f'loaded, with a readable warning: {deviation}')
 
 
 def test_discovering_the_current_directory_as_a_skill_uses_its_real_name(
@@ -658,7 +688,8 @@ def test_any_skill_md_text_yields_a_skill_or_a_skip_naming_the_file(file: tuple[
             kind = classify(skipped.problem)
         else:
             [skill] = found.skills
-            assert skill.name == unicodedata.normalize('NFKC', folder)
+            renamed = {deviation.rule for deviation in found.deviations} & {'name', 'name-folder'}
+            assert skill.name == unicodedata.normalize('NFKC', folder) or renamed
             assert skill.description
             try:
                 body: str | SkillFormatError = skill.load_instructions()
@@ -712,6 +743,7 @@ def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], str
         root.mkdir()
         outside = write(base / 'outside', 'elsewhere', valid('elsewhere'))
         ignored: set[str] = set()
+        renamed: dict[str, str] = {}
         names: list[str] = []
         for index, kind in enumerate(kinds):
             name = f's{index}'
@@ -759,7 +791,8 @@ def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], str
                 entry.mkdir()
                 os.mkfifo(entry / 'SKILL.md')
             elif kind == 'mismatch':
-                write(root, name, valid('not-the-folder'))
+                write(root, name, valid(f'{name}-named'))  # loads under its frontmatter name, with a warning
+                renamed[name] = f'{name}-named'
             elif kind == 'root-link':
                 entry.symlink_to('/', target_is_directory=True)
             elif kind == 'etc-link':
@@ -775,20 +808,26 @@ def test_any_folder_layout_accounts_for_every_skill_folder(kinds: list[str], str
             else:
                 write(root, name, b'---\nname: ' + name.encode() + b'\ndescription: \xc3\x28\n---\n')
 
-        if strict and any(kind not in {'valid', 'readme', 'other-file', 'hidden'} for kind in kinds):
+        loads_nothing = not any(kind in {'valid', 'mismatch', 'sibling-link'} for kind in kinds)  # reported too
+        if strict and (any(kind not in {'valid', 'readme', 'other-file', 'hidden'} for kind in kinds) or loads_nothing):
             with pytest.raises(SkillError):
                 finishes(lambda: build(root, strict=True), 20)
             outcome_kind = 'strict: raised SkillError'
         else:
             library, warned = finishes(lambda: build(root, strict=strict), 20)
-            skipped_names = {problem.path.relative_to(root).parts[0] for problem in library.skipped}
+            skipped_names = {
+                problem.path.relative_to(root).parts[0] for problem in library.skipped if problem.path != root
+            }
             for name in names:
                 if name in ignored:
                     assert name not in library.skills
                     assert name not in skipped_names
                 else:
-                    assert (name in library.skills) != (name in skipped_names), name
-            assert len(warned) == len(library.skipped)
+                    assert (renamed.get(name, name) in library.skills) != (name in skipped_names), name
+            about_root = [problem for problem in library.skipped if problem.path == root]
+            if not library.skills and len(about_root) == len(library.skipped):
+                assert about_root, 'a directory that yields no skill says so'
+            assert len(warned) == len(library.skipped) + len(library.deviations)
             # What discovery saw is what a later check sees: an unchanged library is not read again.
             assert discover(root).fingerprint == fingerprint([root])
             assert library.refresh() is False

@@ -71,7 +71,7 @@ def test_publish_many_is_one_change_and_all_or_nothing(tmp_path: Path, url: str)
     assert isinstance(before, int)
     broken = tmp_path / 'broken'
     broken.mkdir()
-    (broken / 'SKILL.md').write_text('---\nname: broken\n---\nNo description.\n', encoding='utf-8')
+    (broken / 'SKILL.md').write_text('---\nname: broken\n---\n', encoding='utf-8')  # nothing describes it
     folders = [write_skill(tmp_path / 'lib', name, f'{name} body.', files={'a.md': name}) for name in ('csv', 'deploy')]
     with pytest.raises(SkillFormatError, match='description'):
         publisher.publish_many([*folders, broken])

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic_ai import RunContext, ToolReturn
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserContent
 
+from ..markdown.names import name_problem
 from .fork import fork_reply, forks
 from .history import state_change
 from .meta_tools import load_reply, unknown_skill_message
@@ -28,7 +29,9 @@ __all__ = ('SkillCommand', 'UserLoad', 'invocation_messages', 'invoke_from_promp
 UserLoad = tuple[Literal['loaded', 'unreadable', 'fork'], str]
 """What a user's `/name` does: load (with the text the load returns), explain (why it cannot be read), or fork."""
 
-_COMMAND = re.compile(r'\s*[/$](?P<name>[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)(?:\s+(?P<arguments>.*?))?\s*', re.DOTALL)
+_COMMAND = re.compile(r'\s*[/$](?P<name>[^\W_](?:[\w-]*[^\W_])?)(?:\s+(?P<arguments>.*?))?\s*', re.DOTALL)
+"""`/name args`: the name is checked against the naming rules (`name_problem`) once matched, so a user can invoke
+every name a skill may have (`/data_analysis`, `/café-été`) and nothing else."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ class SkillCommand:
 def parse_invocation(prompt: str | Sequence[UserContent] | None) -> tuple[str, str] | None:
     """The skill name and argument text of a prompt such as `/release-notes v2.1`, or `None` if it is not one."""
     if not isinstance(prompt, str) or (match := _COMMAND.fullmatch(prompt)) is None:
+        return None
+    if name_problem(match['name']) is not None:
         return None
     return match['name'], match['arguments'] or ''
 

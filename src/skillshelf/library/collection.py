@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SkillConflictError, SkillError, SkillWarning
-from ..markdown.frontmatter import SKILL_FILE
+from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
 from ..skill import Skill
 from ..sources.base import SkillSource, SkippedSkill, reports_version
 from .confusables import skeleton
@@ -34,6 +34,8 @@ class Collection:
     """Entries that were not used, with the reason (broken, shadowed, missing)."""
     versions: tuple[Hashable, ...]
     """Each source's version as its read began, to tell later whether it changed."""
+    deviations: list[FormatDeviation] = field(default_factory=list[FormatDeviation])
+    """How the skills kept break the format in ways Claude Code or Codex tolerate (see `SourceSkills.deviations`)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class Intake:
                 raise SkillConflictError(f'two Python skills are named {_alike(skill.name, clash)}; rename one')
             by_name[skill.name] = skill
         skipped: list[SkippedSkill] = []
+        deviations: list[FormatDeviation] = []
         versions: list[Hashable] = []
         for source in self.sources:
             try:
@@ -92,8 +95,10 @@ class Intake:
             )
             for skill in self._selected(read.skills):
                 _add_source_skill(by_name, names, skipped, skill)
+            # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
+            deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
-        return Collection(by_name, skipped, tuple(versions))
+        return Collection(by_name, skipped, tuple(versions), deviations)
 
     def _selected(self, skills: Iterable[Skill[Any]]) -> list[Skill[Any]]:
         return [skill for skill in skills if self.selection.selects(skill.name)]
@@ -138,7 +143,14 @@ class _Names:
 
 def _alike(name: str, taken: str) -> str:
     """`name` and `taken` in words: one name, or two that look alike."""
-    return repr(name) if name == taken else f'{taken!r} and {name!r}, which look alike (characters of another script)'
+    return repr(name) if name == taken else f'{taken!r} and {name!r}, which look alike ({_how_alike(name, taken)})'
+
+
+def _how_alike(name: str, taken: str) -> str:
+    """Why two different names count as one: they differ only in `-` and `_`, or in look-alike characters."""
+    if name.replace('_', '-') == taken.replace('_', '-'):
+        return 'they differ only in "-" and "_"'
+    return 'characters of another script'
 
 
 def _add_source_skill(
@@ -154,13 +166,13 @@ def _add_source_skill(
     if existing.origin is None:
         raise SkillConflictError(
             f'the Python skill {taken!r} and the folder {skill.origin} have names that look alike ({skill.name!r}: '
-            'characters of another script); rename one'
+            f'{_how_alike(skill.name, taken)}); rename one'
         )
     if taken == skill.name:
         problem = f'shadowed by {existing.origin} (the earlier directory wins)'
     else:
         problem = (
-            f'its name {skill.name!r} looks like {taken!r} of {existing.origin} (characters of another script), '
+            f'its name {skill.name!r} looks like {taken!r} of {existing.origin} ({_how_alike(skill.name, taken)}), '
             'so it could pass for that skill; the earlier one wins (rename this one)'
         )
     skipped.append(SkippedSkill(Path(skill.origin or skill.name), problem))

@@ -3,7 +3,9 @@
 Two names are confusable when they have the same skeleton, after Unicode Technical Standard #39: each character
 is replaced by the prototype of its class of look-alikes in Unicode's `confusables.txt` (as packaged by
 `confusable-homoglyphs`), preferring an ASCII letter, so `ԁеplоy` and `dep1oy` both have the skeleton `deploy`.
-In ASCII names only digits that pass for letters (`1` for `l`, `0` for `o`) change.
+In ASCII names only digits that pass for letters (`1` for `l`, `0` for `o`) change. An underscore counts as a
+hyphen: skillshelf accepts both as word separators (see `markdown.names`), and `data_analysis` beside
+`data-analysis` would be two skills a model or a user cannot tell apart.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ __all__ = ('skeleton',)
 def skeleton(name: str) -> str:
     """The form `name` shares with every name that looks like it (see the module docstring)."""
     prototypes = _prototypes()
-    decomposed = unicodedata.normalize('NFD', name.casefold())
+    decomposed = unicodedata.normalize('NFD', name.casefold().replace('_', '-'))
     return unicodedata.normalize('NFD', ''.join(prototypes.get(character, character) for character in decomposed))
 
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SkillError, SkillWarning
-from ..markdown.frontmatter import SKILL_FILE
+from ..errors import SkillError, SkillFormatError, SkillFormatWarning, SkillWarning
+from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
 from ..ranking.lexical import DEFAULT_THRESHOLD, SearchHit
 from ..ranking.ranker import SearchMode, SearchOptions
 from ..skill import Skill
@@ -36,6 +36,9 @@ class SkillLibrary:
     """Entries that were not used, with the reason (broken, shadowed, missing directory)."""
     removed: dict[str, str] = field(default_factory=dict[str, str])
     """Skills that disappeared since construction (folder deleted, moved or broken), with the reason."""
+    deviations: list[FormatDeviation] = field(default_factory=list[FormatDeviation])
+    """How skills' `SKILL.md` files break the Agent Skills format in ways Claude Code or Codex tolerate: each skill
+    loaded as they load it (under the name they give it), and each deviation emitted as a `SkillFormatWarning`."""
     _intake: Intake = field(default_factory=Intake, init=False, repr=False)
     _versions: tuple[Hashable, ...] | None = field(default=None, init=False, repr=False)
     """Each source's version when it was last read; `None` for a library that reads no source."""
@@ -60,19 +63,21 @@ class SkillLibrary:
         [`SearchOptions`][skillshelf.SearchOptions]).
 
         The first skill of a name wins (see `collection`); every entry that is not used is kept in `skipped` and
-        emitted as a [`SkillWarning`][skillshelf.SkillWarning], or raised with `strict`.
+        emitted as a [`SkillWarning`][skillshelf.SkillWarning], or raised with `strict`. A `SKILL.md` that breaks
+        the format in a way Claude Code or Codex tolerate is loaded as they load it, each deviation kept in
+        `deviations` and emitted as a [`SkillFormatWarning`][skillshelf.SkillFormatWarning], or raised with `strict`.
 
         Raises:
             SkillConflictError: two Python skills share a name (or names that look alike), a Python skill and another
                 skill do, or two skills (or a skill and one of `reserved_tool_names`) expose the same tool name.
-            SkillError: with `strict`, any skipped entry; a source that cannot be read; a named directory that does
-                not exist.
+            SkillError: with `strict`, any skipped entry or deviation from the format (a `SkillFormatError`); a source
+                that cannot be read; a named directory that does not exist.
         """
         options = options or LibraryOptions()
         sources = options.read_sources()
         intake = Intake(tuple(skills), tuple(sources), options.selection, frozenset(reserved_tool_names))
         read = intake.collect()
-        library = cls(read.skills, read.skipped)
+        library = cls(read.skills, read.skipped, deviations=read.deviations)
         library._intake, library._auto_reload = intake, options.auto_reload
         library._versions = read.versions if sources else None
         library._search_index = SearchIndex(search or SearchOptions())
@@ -83,6 +88,14 @@ class SkillLibrary:
             if options.strict:
                 raise SkillError(f'{problem.path}: {problem.problem}')
             warnings.warn(SkillWarning(f'skipped {problem.path}: {problem.problem}'), stacklevel=2)
+        for deviation in library.deviations:
+            if options.strict:
+                raise SkillFormatError(
+                    deviation.path,
+                    f'{deviation.problem} (`strict` refuses what the Agent Skills format does not allow: fix the file, '
+                    'or leave `strict` off to load it as Claude Code and Codex do)',
+                )
+            warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=2)
         return library
 
     @property
@@ -124,6 +137,9 @@ class SkillLibrary:
         for problem in fresh.skipped:
             if (problem.path, problem.problem) not in known:
                 warnings.warn(SkillWarning(f'skipped {problem.path}: {problem.problem}'), stacklevel=3)
+        reported = set(self.deviations)
+        for deviation in [deviation for deviation in fresh.deviations if deviation not in reported]:
+            warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=3)
         changed = _summary(fresh.skills) != _summary(self.skills)
         gone = sorted(self.skills.keys() - fresh.skills.keys())
         removed = {**self.removed, **dict.fromkeys(gone, 'its folder was deleted or moved')}
@@ -136,6 +152,7 @@ class SkillLibrary:
             fresh.skills, fresh.versions
         )  # after any index build in progress, which read the old skills
         self.skills, self.skipped, self._versions = fresh.skills, fresh.skipped, fresh.versions
+        self.deviations = fresh.deviations
         return changed
 
     def get(self, name: str) -> Skill[Any] | None:

@@ -11,9 +11,10 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..errors import SkillFormatError, SkillWarning
+from ..errors import SkillFormatError, SkillFormatWarning, SkillWarning
 from ..markdown.frontmatter import SKILL_FILE, read_body
 from ..skill import Skill
+from ..sources.directory import where_skills_are
 from .body_rules import check_body
 from .frontmatter_rules import check_fields, frontmatter_fields
 from .report import CHARACTERS_PER_TOKEN, SPEC_RULES, Finding, Severity, SkillReport
@@ -66,7 +67,11 @@ def lint_directories(
         misnamed = _misnamed_skill_files(directory, folders)
         problems.extend(f'{path}: skillshelf reads only {SKILL_FILE}; rename the file' for path in misnamed)
         if not folders and not misnamed:
-            problems.append(f'{directory}: no skill folder (a folder holding a {SKILL_FILE}) was found')
+            advice = where_skills_are(directory)
+            problems.append(
+                f'{directory}: no skill folder (a folder holding a {SKILL_FILE}) was found'
+                + (f'; {advice}' * bool(advice))
+            )
         found.extend(folders)
     advance = progress(len(found)) if progress is not None else None
     for folder in found:
@@ -126,7 +131,9 @@ def lint_folder(folder: Path) -> SkillReport:
 
 
 def _check_loads(folder: Path, findings: list[Finding]) -> None:
-    """Report what the library itself refuses or repairs, unless a format rule already explains it."""
+    """Report what the library itself refuses or repairs, unless a format rule already explains it. What it loads
+    despite the format (a `SkillFormatWarning`: a name that differs from its folder, YAML only Claude Code reads)
+    is reported by the format's own rules, so it is not repeated here."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         try:
@@ -135,8 +142,6 @@ def _check_loads(folder: Path, findings: list[Finding]) -> None:
             if not any(finding.severity == 'error' for finding in findings):
                 findings.append(Finding('loads', 'error', f'skillshelf cannot load the skill: {error.problem}'))
             return
-    if any(finding.rule == 'frontmatter' for finding in findings):
-        return  # the library's repairs (quoting a value with ": ") are the frontmatter problem already reported
     for warning in caught:
-        if issubclass(warning.category, SkillWarning) and 'characters; the format allows' not in str(warning.message):
+        if issubclass(warning.category, SkillWarning) and not issubclass(warning.category, SkillFormatWarning):
             findings.append(Finding('loads', 'warning', str(warning.message).split(': ', 1)[-1]))

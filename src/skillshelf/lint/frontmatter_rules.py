@@ -16,10 +16,10 @@ from ..markdown.frontmatter import (
     KNOWN_FIELDS,
     MAX_COMPATIBILITY_LENGTH,
     MAX_DESCRIPTION_LENGTH,
-    name_problem,
     read_frontmatter_text,
     unencodable_problem,
 )
+from ..markdown.names import spec_name_problem
 from .report import Finding
 
 __all__ = ('MIN_DESCRIPTION_CHARACTERS', 'check_fields', 'frontmatter_fields')
@@ -147,7 +147,7 @@ def _check_name(folder: Path, data: Mapping[str, Any], findings: list[Finding]) 
     _check_scalar_type('name', raw, findings)
     written = _text_of(raw).strip()
     name = unicodedata.normalize('NFKC', written)
-    if problem := name_problem(name):
+    if problem := spec_name_problem(name):
         findings.append(Finding('name', 'error', problem))
     elif name != written:
         findings.append(

@@ -8,11 +8,11 @@ The format (https://agentskills.io/specification): a YAML frontmatter block betw
 
 from __future__ import annotations
 
-import os
+import json
 import re
-import unicodedata
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,10 +20,12 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from ..errors import SkillFormatError, SkillWarning
+from ..errors import SkillFormatError, SkillFormatWarning
 from . import guarded_yaml
 from .bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFile, read_skill_file
 from .guarded_yaml import MAX_YAML_DEPTH, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES, YAMLRefusedError
+from .lenient import FormatDeviation, description_from_body, hint_as_text, name_from_folder, repair_frontmatter
+from .names import MAX_NAME_LENGTH, name_problem, spec_name_problem
 
 __all__ = (
     'DELIMITER',
@@ -37,6 +39,7 @@ __all__ = (
     'MAX_YAML_EXPANDED_BYTES',
     'MAX_YAML_NODES',
     'SKILL_FILE',
+    'FormatDeviation',
     'Frontmatter',
     'SkillFile',
     'name_problem',
@@ -44,6 +47,7 @@ __all__ = (
     'read_frontmatter',
     'read_frontmatter_text',
     'read_markdown',
+    'spec_name_problem',
     'split_frontmatter',
     'split_tool_patterns',
     'starts_with_frontmatter',
@@ -52,35 +56,12 @@ __all__ = (
 )
 
 DELIMITER = '---'
-MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
 MAX_COMPATIBILITY_LENGTH = 500
 MAX_FRONTMATTER_BYTES = 64 * 1024
 """A frontmatter block larger than this is refused: catalogs only need a name and a description."""
 
 KNOWN_FIELDS = frozenset({'name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'})
-
-_NAME_CHARACTERS = re.compile(r'(?:[^\W_]|-)+')
-"""Letters and digits of any script (what `str.isalnum` accepts) and hyphens."""
-
-
-def name_problem(name: str) -> str | None:
-    """Why `name` breaks the Agent Skills naming rules, or `None` if it is valid."""
-    if not name:
-        return 'the name is empty'
-    if len(name) > MAX_NAME_LENGTH:
-        return f'the name is {len(name)} characters long; the limit is {MAX_NAME_LENGTH}'
-    if unicodedata.normalize('NFKC', name) != name:
-        return f'the name {name!r} is not NFKC-normalised'
-    if name != name.lower():
-        return f'the name {name!r} has upper-case letters; use lower-case letters, digits and hyphens'
-    if name.startswith('-') or name.endswith('-'):
-        return f'the name {name!r} starts or ends with a hyphen'
-    if '--' in name:
-        return f'the name {name!r} has consecutive hyphens'
-    if not _NAME_CHARACTERS.fullmatch(name):
-        return f'the name {name!r} may only contain lower-case letters, digits and single hyphens'
-    return None
 
 
 def unencodable(value: object) -> str | None:
@@ -209,7 +190,10 @@ class Frontmatter(BaseModel):
 def split_tool_patterns(text: str) -> tuple[str, ...]:
     """The tool patterns of an `allowed-tools` value: separated by spaces (the Agent Skills format) or commas
     (Claude Code's `Read, Grep`), except inside parentheses, where a pattern's argument may hold both
-    (`Bash(git add:*)`). An unclosed parenthesis runs to the end of the text."""
+    (`Bash(git add:*)`). An unclosed parenthesis runs to the end of the text. A list written as text, quoted in the
+    YAML (`'["Read", "Bash(git:*)"]'` as JSON, or `"[Read, Bash(git:*)]"`), is read as the list it spells."""
+    if (listed := _listed_patterns(text)) is not None:
+        return listed
     patterns: list[str] = []
     current: list[str] = []
     depth = 0
@@ -225,6 +209,20 @@ def split_tool_patterns(text: str) -> tuple[str, ...]:
         current.append(character)
     patterns.append(''.join(current))
     return tuple(pattern for pattern in patterns if pattern)
+
+
+def _listed_patterns(text: str) -> tuple[str, ...] | None:
+    """The patterns of a list written as text (`'["Read", "Bash(git:*)"]'`); `None` if `text` is no such list."""
+    inside = text.strip()
+    if not (inside.startswith('[') and inside.endswith(']')):
+        return None
+    try:
+        items = json.loads(inside)
+    except ValueError:  # not JSON: a flow list's items, bare or quoted (`[Read, 'Bash(git:*)']`)
+        return tuple(pattern.strip('\'"') for pattern in split_tool_patterns(inside[1:-1]) if pattern.strip('\'"'))
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in cast('list[object]', items)):
+        return None
+    return tuple(pattern for item in cast('list[str]', items) for pattern in split_tool_patterns(item))
 
 
 def _string(value: object, field: str | None) -> str:
@@ -247,29 +245,37 @@ class _SkillFileHandler(YAMLHandler):
 _HANDLER = _SkillFileHandler()
 
 
-def read_frontmatter(skill_file: str | Path | SkillFile) -> Frontmatter:
-    """Read and check the frontmatter of `skill_file`, and warn (`SkillWarning`) about anything repaired or
-    beyond the format's limits that did not stop the skill (an unquoted `: `, an over-long description).
+def read_frontmatter(
+    skill_file: str | Path | SkillFile, deviations: list[FormatDeviation] | None = None
+) -> Frontmatter:
+    """Read and check the frontmatter of `skill_file`, leniently: what breaks the format but Claude Code or Codex
+    load anyway (see `lenient` and `_validate`) is read as they read it, and each deviation is appended to
+    `deviations` when it is given, else emitted as a `SkillFormatWarning`.
 
     Raises:
-        SkillFormatError: the file is missing, unreadable, too large or breaks the format.
+        SkillFormatError: the file is missing, unreadable, too large, or broken beyond what those tools load.
     """
-    notes: list[str] = []
-    text = read_frontmatter_text(skill_file)
+    found: list[FormatDeviation] = []
+    raw = read_skill_file(skill_file)
     path = _path_of(skill_file)
-    front = _validate(path, _load_lenient(path, text, notes), notes, escapes='\\' in text)
-    for note in notes:
-        warnings.warn(SkillWarning(note), stacklevel=2)
+    head, body = split_frontmatter(path, raw.decode('utf-8', 'surrogateescape'))
+    if unencodable(head) is not None:  # an undecodable byte, kept as a surrogate by the decoding above
+        raise SkillFormatError(path, 'the frontmatter is not valid UTF-8')
+    data = _load_lenient(path, head, found)
+    front = _validate(path, data, found, escapes='\\' in head, body=lambda: _decoded_body(body))
+    _report(found, front.name, deviations)
     return front
 
 
-def read_markdown(origin: str, text: str) -> tuple[Frontmatter, str]:
-    """The checked frontmatter and the stripped body of `SKILL.md` text that has no folder (a string in code, a
-    registry row), read like `read_frontmatter` reads a file, except that there is no folder name to match.
-    `origin` names the text in errors and warnings.
+def read_markdown(
+    origin: str, text: str, deviations: list[FormatDeviation] | None = None, *, folder: str | None = None
+) -> tuple[Frontmatter, str]:
+    """The checked frontmatter and the stripped body of `SKILL.md` text that is not read from a folder (a string in
+    code, a registry row, a zipped package), read like `read_frontmatter` reads a file; the name is checked against
+    the name of the `folder` the text came from, if it has one. `origin` names the text in errors and deviations.
 
     Raises:
-        SkillFormatError: the text is too large or breaks the format.
+        SkillFormatError: the text is too large or breaks the format beyond what Claude Code or Codex load.
     """
     size = _utf8_size(text)
     if size > MAX_SKILL_FILE_BYTES:
@@ -277,11 +283,27 @@ def read_markdown(origin: str, text: str) -> tuple[Frontmatter, str]:
     head, body = split_frontmatter(origin, text)
     if unencodable(head) is not None:
         raise SkillFormatError(origin, 'the frontmatter is not valid UTF-8 (it holds a lone surrogate)')
-    notes: list[str] = []
-    front = _validate(origin, _load_lenient(origin, head, notes), notes, escapes='\\' in head, folder=False)
-    for note in notes:
-        warnings.warn(SkillWarning(note), stacklevel=3)
+    found: list[FormatDeviation] = []
+    data = _load_lenient(origin, head, found)
+    front = _validate(origin, data, found, escapes='\\' in head, folder=folder or False, body=lambda: body)
+    _report(found, front.name, deviations)
     return front, body.strip()
+
+
+def _report(found: list[FormatDeviation], name: str, deviations: list[FormatDeviation] | None) -> None:
+    """Hand the deviations of the skill `name` to the caller, or warn about each (at the reader's caller's caller,
+    which is where a user called `Skill.from_folder` or `from_markdown`)."""
+    named = [replace(deviation, skill=name) for deviation in found]
+    if deviations is not None:
+        deviations.extend(named)
+        return
+    for deviation in named:
+        warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=4)
+
+
+def _decoded_body(body: str) -> str:
+    """A body read with `surrogateescape`, with any undecodable byte as U+FFFD (it only supplies a description)."""
+    return body.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace')
 
 
 def read_frontmatter_text(skill_file: str | Path | SkillFile) -> str:
@@ -353,47 +375,35 @@ def _too_large() -> str:
     return f'the frontmatter is larger than {MAX_FRONTMATTER_BYTES:,} bytes'
 
 
-def _load_lenient(skill_file: str | Path, head: str, notes: list[str]) -> Any:
-    """The YAML value of `head`, repairing unquoted `: ` in top-level values as the format asks (with a note)."""
+def _load_lenient(skill_file: str | Path, head: str, found: list[FormatDeviation]) -> Any:
+    """The YAML value of `head`; YAML that fails is repaired as a lenient reader would read it (see
+    `repair_frontmatter`), each repair a deviation, and Claude Code's unquoted `argument-hint: [topic]` (a YAML list)
+    is read as the text it means."""
+    data: Any
     try:
-        return _HANDLER.load(head)
+        data = _HANDLER.load(head)
     except YAMLRefusedError as error:
         raise SkillFormatError(skill_file, f'the frontmatter is refused: {error}') from error
     except Exception as error:  # untrusted YAML: bad dates, huge integers and the like raise ValueError & co
-        data = _recover_unquoted_colons(skill_file, head, error)
-        notes.append(f'{skill_file}: quoted a frontmatter value that contains ": "; quote it in the file')
-        return data
+        repaired, repairs = repair_frontmatter(head)
+        if not repairs:
+            raise SkillFormatError(skill_file, _yaml_problem(error)) from error
+        try:
+            data = _HANDLER.load(repaired)
+        except YAMLRefusedError as refused:
+            raise SkillFormatError(skill_file, f'the frontmatter is refused: {refused}') from refused
+        except Exception:
+            raise SkillFormatError(skill_file, _yaml_problem(error)) from error
+        found.extend(FormatDeviation(Path(skill_file), 'frontmatter', repair.note) for repair in repairs)
+    if isinstance(data, dict):
+        hint_as_text(Path(skill_file), cast('dict[Any, Any]', data), found)
+    return cast(Any, data)
 
 
-_PLAIN_FIELD = re.compile(r'^(?P<key>[A-Za-z_][\w-]*):[ \t]+(?P<value>[^\'"|>\[{&*!#].*)$')
-"""A top-level `key: plain value` line; anchored at both ends with one way to match, so linear in the line."""
-
-
-def _recover_unquoted_colons(skill_file: str | Path, head: str, error: Exception) -> Any:
-    """Retry a frontmatter that failed only because a plain value contains `: ` (allowed by agentskills.io).
-
-    Skill authors often write `description: Use when: the user asks...`; YAML reads that as a nested
-    mapping and fails. The spec asks clients to recover, so top-level plain values are quoted and
-    parsed again (the caller notes it, for a warning).
-    """
-
-    def quote(match: re.Match[str]) -> str:
-        value = match['value'].rstrip()
-        if ': ' not in value and not value.endswith(':'):
-            return match[0]
-        return f'{match["key"]}: "{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
-
+def _yaml_problem(error: Exception) -> str:
     if isinstance(error, yaml.YAMLError):
-        problem = f'the frontmatter is not valid YAML ({guarded_yaml.yaml_problem(error, first_line=2)})'
-    else:
-        problem = f'the frontmatter has a value YAML cannot convert ({_first_line(error)}); quote it'
-    repaired = '\n'.join(_PLAIN_FIELD.sub(quote, line) for line in head.splitlines())
-    if repaired in (head, head.rstrip('\n')):
-        raise SkillFormatError(skill_file, problem) from error
-    try:
-        return _HANDLER.load(repaired)
-    except Exception:
-        raise SkillFormatError(skill_file, problem) from error
+        return f'the frontmatter is not valid YAML ({guarded_yaml.yaml_problem(error, first_line=2)})'
+    return f'the frontmatter has a value YAML cannot convert ({_first_line(error)}); quote it'
 
 
 def _first_line(error: Exception) -> str:
@@ -403,30 +413,43 @@ def _first_line(error: Exception) -> str:
 
 
 def _validate(
-    skill_file: str | Path, data: Any, notes: list[str], *, escapes: bool = True, folder: bool = True
+    skill_file: str | Path,
+    data: Any,
+    found: list[FormatDeviation],
+    *,
+    escapes: bool = True,
+    folder: bool | str = True,
+    body: Callable[[], str],
 ) -> Frontmatter:
     """The checked frontmatter of `data`; `escapes` says whether its text had any `\\` escape, the only way YAML
-    can produce a lone surrogate from valid UTF-8; `folder` whether the name must match the file's folder."""
+    can produce a lone surrogate from valid UTF-8; `folder` whether the file has a folder (or that folder's name),
+    whose name is the skill's when the frontmatter's is missing or unusable; `body` supplies the instructions,
+    whose first line is the description when the frontmatter has none. Each deviation tolerated is appended to
+    `found`."""
     if data is None:
-        raise SkillFormatError(skill_file, 'the frontmatter is empty; it needs `name` and `description`')
+        data = {}  # every field may be missing: Claude Code's docs call them all optional
     if not isinstance(data, dict):
         raise SkillFormatError(skill_file, f'the frontmatter is a YAML {type(data).__name__}, not a mapping of fields')
     fields = {str(key): value for key, value in cast('dict[Any, Any]', data).items()}
     if escapes and (problem := unencodable_problem(fields)) is not None:
         raise SkillFormatError(skill_file, problem)
+    if folder:
+        name_from_folder(Path(skill_file), fields, found, folder if isinstance(folder, str) else None)
+    description_from_body(Path(skill_file), fields, body, MAX_DESCRIPTION_LENGTH, found)
     try:
         front = Frontmatter.model_validate(fields)
     except ValidationError as error:
         raise SkillFormatError(skill_file, _first_problem(error)) from None
-    folder_name = os.path.basename(os.path.dirname(os.path.abspath(skill_file)))  # lexical: `..` names the real one
-    if folder and unicodedata.normalize('NFKC', folder_name) != front.name:
-        raise SkillFormatError(
-            skill_file, f'the name {front.name!r} does not match its folder {folder_name!r}; rename one'
-        )
+    if (problem := spec_name_problem(front.name)) is not None:
+        found.append(FormatDeviation(Path(skill_file), 'name', f'{problem}; loaded as {front.name!r}'))
     if len(front.description) > MAX_DESCRIPTION_LENGTH:
-        notes.append(
-            f'{skill_file}: the description is {len(front.description)} characters; '
-            f'the format allows {MAX_DESCRIPTION_LENGTH}, so catalogs may shorten it'
+        found.append(
+            FormatDeviation(
+                Path(skill_file),
+                'description-length',
+                f'the description is {len(front.description)} characters; the format allows '
+                f'{MAX_DESCRIPTION_LENGTH}, so catalogs may shorten it (and Codex skips the skill)',
+            )
         )
     return front
 

@@ -155,15 +155,16 @@ class SkillIndex:
         return top_hits(scores, limit, threshold, named)
 
     def named_in(self, query: str) -> list[int]:
-        """The skills `query` names, by position: a hyphenated name (`deep-review-loop`) written out, or any
-        name invoked as a command (`/planner`, `$planner`, as Claude Code and Codex users do).
+        """The skills `query` names, by position: a hyphenated or snake_case name (`deep-review-loop`,
+        `data_analysis`) written out, or any name invoked as a command (`/planner`, `$planner`, as Claude Code and
+        Codex users do).
 
         A one-word name written plainly (`planner`) is an ordinary word: it may just describe the request.
         """
         named: list[int] = []
         for prefix, run in _NAME_MENTION.findall(query.lower()):
-            name = run.strip('-')
-            if prefix or '-' in name:
+            name = run.strip('-_')
+            if prefix or '-' in name or '_' in name:
                 named.extend(self._positions_by_name.get(name, ()))
         return list(dict.fromkeys(named))
 
@@ -209,9 +210,9 @@ class SkillIndex:
         return excluded
 
 
-_NAME_MENTION = re.compile(r'(?:^|(?<=[\s"\'`(\[{<*]))([/$]?)((?:[^\W_]|-)+)(?![/\\]|\.\w)')
-"""A free-standing run of letters, digits and hyphens (what a skill name is made of), with the command sign
-before it, if any: not part of a path, URL or file name (`src/session.ts`, `~/skills/code-reviewer/`)."""
+_NAME_MENTION = re.compile(r'(?:^|(?<=[\s"\'`(\[{<*]))([/$]?)((?:[^\W_]|[-_])+)(?![/\\]|\.\w)')
+"""A free-standing run of letters, digits, hyphens and underscores (what a skill name is made of), with the command
+sign before it, if any: not part of a path, URL or file name (`src/session.ts`, `~/skills/code-reviewer/`)."""
 
 _HEADLINE_REPEATS = (2, 1, 1, 0, 0)
 """How often the headline index counts the name, description, keywords, body and negatives of a skill."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..markdown.frontmatter import FormatDeviation
 from ..skill import Skill
 
 __all__ = ('SkillSource', 'SkippedSkill', 'SourceSkills', 'reports_version', 'skipped')
@@ -33,6 +34,9 @@ class SourceSkills:
     version: Hashable = None
     """The source's `version()` as the read began, for a source that reports it (`reports_version`), so the library
     need not ask for it separately: a directory's listing, taken before any file is read."""
+    deviations: list[FormatDeviation] = field(default_factory=list[FormatDeviation])
+    """How `skills` break the Agent Skills format in ways Claude Code or Codex tolerate: each skill loaded as they
+    load it, and the library warns about each (`SkillFormatWarning`), or raises with `strict`."""
 
 
 @runtime_checkable

@@ -12,14 +12,12 @@ loader), and a file that cannot be used is reported in `skipped` with the reason
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import yaml
 
-from .._text import one_line
 from ..content import TextContent
 from ..errors import SkillFormatError
 from ..files import (
@@ -35,11 +33,13 @@ from ..markdown import guarded_yaml
 from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES
 from ..markdown.frontmatter import (
     MAX_DESCRIPTION_LENGTH,
+    FormatDeviation,
     name_problem,
     split_frontmatter,
     starts_with_frontmatter,
     unencodable_problem,
 )
+from ..markdown.lenient import first_line, repair_frontmatter
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .directory import Discovery, Fingerprint
@@ -49,9 +49,6 @@ __all__ = ('COMMAND_SUFFIX', 'MAX_COMMAND_DEPTH', 'CommandDirectorySource', 'com
 COMMAND_SUFFIX = '.md'
 MAX_COMMAND_DEPTH = 3
 """Sub-folders below a commands directory that are read (`git/commit.md` is one level); deeper ones are reported."""
-
-_FLOW_HINT = re.compile(r'^(argument-hint:[ \t]*)(\[.*)$', re.MULTILINE)
-"""Claude Code's unquoted `argument-hint: [pr-number] [priority]`, which is not YAML: retried quoted."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,7 @@ class CommandDirectorySource:
         if self.optional and not os.path.lexists(self.path):
             return SourceSkills(version=self.version())
         found = discover_commands(self.path, allow_hard_links=self.allow_hard_links)
-        return SourceSkills(found.skills, found.skipped, found.fingerprint)
+        return SourceSkills(found.skills, found.skipped, found.fingerprint, found.deviations)
 
 
 def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Discovery:
@@ -93,10 +90,14 @@ def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Dis
     found.skipped.extend(SkippedSkill(Path(path), problem) for path, problem in problems)
     for parts in files:
         path = os.path.join(held.path, *parts)
+        deviations: list[FormatDeviation] = []
         try:
-            found.skills.append(_read_command(held, parts))
+            skill = _read_command(held, parts, deviations)
         except SkillFormatError as error:
             found.skipped.append(SkippedSkill(Path(path), error.problem))
+        else:
+            found.skills.append(skill)
+            found.deviations.extend(deviations)
     return found
 
 
@@ -138,17 +139,20 @@ def _walk(root: str) -> tuple[list[tuple[str, ...]], list[tuple[str, str]]]:
     return files, problems
 
 
-def _read_command(held: HeldFolder, parts: tuple[str, ...]) -> Skill[Any]:
-    """The skill of one command file, read beneath the commands directory."""
+def _read_command(held: HeldFolder, parts: tuple[str, ...], deviations: list[FormatDeviation]) -> Skill[Any]:
+    """The skill of one command file, read beneath the commands directory; YAML repaired as a lenient reader would
+    read it is reported in `deviations` (except Claude Code's unquoted `argument-hint: [pr]`, its documented style)."""
     path = os.path.join(held.path, *parts)
     name = parts[-1][: -len(COMMAND_SUFFIX)]
     if problem := name_problem(name):
         raise SkillFormatError(path, f'{problem} (a command is named by its file; rename the file)')
-    fields, body = _split(path, _decoded(path, _read(held, parts)))
+    notes: list[str] = []
+    fields, body = _split(path, _decoded(path, _read(held, parts)), notes)
+    deviations.extend(FormatDeviation(Path(path), 'frontmatter', note, skill=name) for note in notes)
     description = fields.pop('description', None)
     if description is not None and not isinstance(description, str):
         raise SkillFormatError(path, f'`description` must be a string, not a YAML {type(description).__name__}')
-    description = (description or '').strip() or _first_line(body)
+    description = (description or '').strip() or first_line(body, MAX_DESCRIPTION_LENGTH)
     if not description:
         raise SkillFormatError(path, 'the command is empty: it has no description and no instructions')
     fields.pop('name', None)  # the file names the command, as in Claude Code
@@ -188,12 +192,13 @@ def _decoded(path: str, raw: bytes) -> str:
         raise SkillFormatError(path, f'the file is not valid UTF-8 (byte {error.start})') from None
 
 
-def _split(path: str, text: str) -> tuple[dict[str, Any], str]:
-    """The frontmatter fields (none without a `---` first line) and the stripped body of a command file's `text`."""
+def _split(path: str, text: str, notes: list[str]) -> tuple[dict[str, Any], str]:
+    """The frontmatter fields (none without a `---` first line) and the stripped body of a command file's `text`;
+    the repairs its YAML needed are added to `notes`."""
     if not starts_with_frontmatter(text):
         return {}, text.strip()
     head, body = split_frontmatter(path, text)
-    data = _load(path, head)
+    data = _load(path, head, notes)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -204,34 +209,25 @@ def _split(path: str, text: str) -> tuple[dict[str, Any], str]:
     return fields, body.strip()
 
 
-def _load(path: str, head: str) -> Any:
+def _load(path: str, head: str, notes: list[str]) -> Any:
     try:
         return guarded_yaml.load(head)
     except guarded_yaml.YAMLRefusedError as error:
         raise SkillFormatError(path, f'the frontmatter is refused: {error}') from None
     except yaml.YAMLError as error:
-        repaired = _FLOW_HINT.sub(lambda match: f'{match[1]}"{_escaped(match[2].rstrip())}"', head)
-        if repaired != head:
+        repaired, repairs = repair_frontmatter(head)
+        if repairs:
             try:
-                return guarded_yaml.load(repaired)
+                data = guarded_yaml.load(repaired)
             except Exception:
                 pass  # the original error says more
+            else:
+                notes.extend(repair.note for repair in repairs if repair.kind != 'hint')
+                return data
         problem = guarded_yaml.yaml_problem(error, first_line=2)
         raise SkillFormatError(path, f'the frontmatter is not valid YAML ({problem})') from None
     except Exception as error:  # untrusted YAML: bad dates, huge integers and the like
         raise SkillFormatError(path, f'the frontmatter has a value YAML cannot convert ({error}); quote it') from None
-
-
-def _escaped(value: str) -> str:
-    return value.replace('\\', '\\\\').replace('"', '\\"')
-
-
-def _first_line(body: str) -> str:
-    """Claude Code's default description: the first line of the instructions, without a heading's `#`s."""
-    for line in body.splitlines():
-        if line := line.strip().lstrip('#').strip():
-            return one_line(line, MAX_DESCRIPTION_LENGTH)
-    return ''
 
 
 def _stat_key(path: str) -> tuple[int, int, int] | None:

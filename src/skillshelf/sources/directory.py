@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import re
 import stat
@@ -14,12 +15,12 @@ from typing import Any, ClassVar
 
 from ..content.folder import hold_skill_folder
 from ..errors import ResourceError, SkillError, SkillFormatError, SkillWarning
-from ..markdown.frontmatter import SKILL_FILE, SkillFile, read_frontmatter
+from ..markdown.frontmatter import SKILL_FILE, FormatDeviation, SkillFile, read_frontmatter
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .declared_tools import add_declared_tools, untrusted_note
 
-__all__ = ('DirectorySource', 'Discovery', 'Fingerprint', 'discover', 'fingerprint')
+__all__ = ('DirectorySource', 'Discovery', 'Fingerprint', 'discover', 'fingerprint', 'where_skills_are')
 
 
 Fingerprint = tuple[object, ...]
@@ -34,6 +35,8 @@ class Discovery:
     """Valid skills, ordered by folder name."""
     skipped: list[SkippedSkill] = field(default_factory=list[SkippedSkill])
     """Every entry that is not a skill, with the reason (except the documents `discover` ignores)."""
+    deviations: list[FormatDeviation] = field(default_factory=list[FormatDeviation])
+    """How the skills' `SKILL.md` files break the format in ways Claude Code or Codex tolerate (they loaded)."""
     fingerprint: Fingerprint = ()
     """`fingerprint([directory])` as it was when the directory was read: each file was looked at before it was read."""
 
@@ -41,6 +44,11 @@ class Discovery:
 SKILL_LIKE_FILES = frozenset({'.md', '.markdown', '.skill', '.zip'})
 """Suffixes of the files that look like a skill left out of its folder (a lone `pdf-forms.md`) or still packed
 (`pdf-forms.skill`, `pdf-forms.zip`): such a file in a library directory is reported, not ignored."""
+HINT_SCAN_LIMIT = 1000
+"""Entries of a folder looked at to tell whether it holds skill folders, for the advice of a skip."""
+PACKED_SUFFIXES = frozenset({'.skill', '.zip'})
+"""Suffixes of a packed skill: beside a folder of the same name (Vercel's `skills/react-best-practices.zip`) it is
+that skill's copy for upload, and says nothing."""
 DOCUMENTS = re.compile(
     r'(?:agents|authors|changelog|changes|claude|code_of_conduct|contributing|contributors|history|licen[cs]e|'
     r'notice|readme|security)(?![a-z0-9])',
@@ -77,11 +85,17 @@ class DirectorySource:
         """The directory's skills (see `discover`), with the listing it began from as their version."""
         if self.optional and not os.path.lexists(self.path):
             return SourceSkills(version=self.version())
-        found = discover(self.path, allow_hard_links=self.allow_hard_links, trusted=self.trusted)
-        return SourceSkills(found.skills, found.skipped, found.fingerprint)
+        # A usual location is the tools' own folder: an empty one is normal, and Codex keeps its system skills in
+        # `~/.codex/skills/.system`, which is no advice to give.
+        found = discover(
+            self.path, allow_hard_links=self.allow_hard_links, trusted=self.trusted, report_empty=not self.optional
+        )
+        return SourceSkills(found.skills, found.skipped, found.fingerprint, found.deviations)
 
 
-def discover(directory: Path, *, allow_hard_links: bool = False, trusted: bool = False) -> Discovery:
+def discover(
+    directory: Path, *, allow_hard_links: bool = False, trusted: bool = False, report_empty: bool = True
+) -> Discovery:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
 
     Entries are visited in sorted order, so that every process sees the same library. Every entry is a skill
@@ -89,7 +103,13 @@ def discover(directory: Path, *, allow_hard_links: bool = False, trusted: bool =
     `SKILL.md` or one that cannot be read, a `SKILL.md` that breaks the format, a dangling symlink or a symlink
     loop, a FIFO or device, and a file that looks like a skill outside its folder (`*.md`, `*.skill`, `*.zip`).
     Left alone, without a word: hidden entries (starting with `.`), the usual documents (`README.md`,
-    `LICENSE.md`, `AGENTS.md`, ...; see `DOCUMENTS`) and every other file (`Makefile`, `__init__.py`, ...).
+    `LICENSE.md`, `AGENTS.md`, ...; see `DOCUMENTS`), a packed copy of a skill beside its folder (`pdf.zip` beside
+    `pdf/`, as Vercel's library keeps them) and every other file (`Makefile`, `__init__.py`, ...). A directory that
+    yields no skill at all is reported too (unless `report_empty` is false), saying where skills are if it can see
+    any (hidden folders such as OpenAI's `skills/.curated`, or sub-folders of skill folders; see `where_skills_are`).
+
+    A `SKILL.md` that breaks the format in a way Claude Code or Codex tolerate loads as they load it (see
+    `read_frontmatter`), each deviation listed in `deviations`.
 
     A skill folder that is a symlink must lead inside the library directory: one that points elsewhere (`/`,
     `/etc`, another library) is skipped (list its target's parent as a library directory instead). Each skill
@@ -110,14 +130,80 @@ def discover(directory: Path, *, allow_hard_links: bool = False, trusted: bool =
     elif listing.error is not None:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
     else:
+        folders = {entry.name for entry, _ in listing.entries if _is_folder(entry)}
         for entry, skill_file in listing.entries:
-            if _ignored(entry):
+            if _ignored(entry, folders):
                 continue
             if (problem := _entry_problem(entry, skill_file, directory)) is not None:
                 found.skipped.append(SkippedSkill(Path(entry.path), problem))
             else:
                 _read_skill(found, entry.path, is_entry=True, allow_hard_links=allow_hard_links, trusted=trusted)
+        if report_empty and not found.skills:
+            # A folder of skill folders is reported as an entry already; hidden folders are not, and without any
+            # skip nothing at all would say why the directory holds no skill.
+            advice = where_skills_are(directory, nested=not found.skipped)
+            if advice or not found.skipped:
+                found.skipped.append(SkippedSkill(directory, _no_skill(advice)))
     return found
+
+
+def where_skills_are(directory: Path, *, nested: bool = True) -> str:
+    """Where the skills are when `directory` yields none, as advice (`''` when nothing can be seen): its hidden
+    folders that hold skill folders (OpenAI's library keeps every skill in `skills/.curated`, `skills/.system`,
+    `skills/.experimental`, and hidden folders are not read), and with `nested` its folders that hold skill folders
+    (a repository root, whose skills are in `skills/`). Looks two levels down, one `stat` per entry."""
+    hidden: list[str] = []
+    parents: list[str] = []
+    try:
+        with os.scandir(directory) as scan:
+            entries = sorted((entry for entry in scan if _is_folder(entry)), key=lambda e: e.name)
+    except OSError:
+        return ''
+    for entry in entries:
+        if entry.name.startswith('.'):
+            if entry.name != '.git' and _holds_skills(entry.path):
+                hidden.append(entry.name)
+        elif nested and not os.path.lexists(os.path.join(entry.path, SKILL_FILE)) and _holds_skills(entry.path):
+            parents.append(entry.name)  # a skill folder, even a broken one, is reported as itself
+    advice: list[str] = []
+    if hidden:
+        advice.append(
+            f'its hidden folder{"s" if len(hidden) > 1 else ""} {", ".join(hidden)} hold skill folders, and hidden '
+            f'folders are not read: list {"each" if len(hidden) > 1 else "it"} as a directory (e.g. '
+            f'{str(directory / hidden[0])!r})'
+        )
+    if parents:
+        advice.append(
+            f'its folder{"s" if len(parents) > 1 else ""} {", ".join(parents)} hold skill folders: list '
+            f'{"each" if len(parents) > 1 else "it"} as a directory (e.g. {str(directory / parents[0])!r})'
+        )
+    return '; '.join(advice)
+
+
+def _no_skill(advice: str) -> str:
+    return f'no skill was found in the directory; {advice}' if advice else 'no skill was found in the directory'
+
+
+def _holds_skills(folder: str) -> bool:
+    """Whether `folder` is a skill folder or holds one (a folder with a `SKILL.md`) directly, among its first
+    `HINT_SCAN_LIMIT` entries (this only makes advice, and a huge folder must not slow every read of the library)."""
+    if os.path.isfile(os.path.join(folder, SKILL_FILE)):
+        return True
+    try:
+        with os.scandir(folder) as scan:
+            return any(
+                _is_folder(entry) and os.path.isfile(os.path.join(entry.path, SKILL_FILE))
+                for entry in itertools.islice(scan, HINT_SCAN_LIMIT)
+            )
+    except OSError:
+        return False
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def fingerprint(directories: Sequence[Path]) -> Fingerprint:
@@ -182,8 +268,9 @@ def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_lin
         found.skipped.append(SkippedSkill(Path(folder), str(error)))
         return
     skill_file = SkillFile(held)
+    deviations: list[FormatDeviation] = []
     try:
-        front = read_frontmatter(skill_file)
+        front = read_frontmatter(skill_file, deviations)
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
         return
@@ -197,6 +284,7 @@ def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_lin
             found.skipped.append(SkippedSkill(Path(skill_file.path), str(error)))
             return
     found.skills.append(skill)
+    found.deviations.extend(deviations)
 
 
 def _entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, library: Path) -> str | None:
@@ -210,29 +298,37 @@ def _entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, l
         return f'{_kind(entry)} a file, not a skill folder (a folder holding a {SKILL_FILE})'
     if not stat.S_ISDIR(info.st_mode):
         return f'{_kind(entry)} a special file (a FIFO, socket or device), not a skill folder'
-    if entry.is_symlink() and (problem := _outside(entry, library)) is not None:
+    if entry.is_symlink() and (problem := _outside(entry, library) or _alias(entry, library)) is not None:
         return problem
     if skill_file is not None:
         return None
     try:
         os.lstat(os.path.join(entry.path, SKILL_FILE))
     except FileNotFoundError:
+        if _holds_skills(entry.path):
+            return (
+                f'the folder has no {SKILL_FILE}, so it is not a skill (skills in its sub-folders are not read); it '
+                f'holds skill folders: list {entry.path!r} as a directory'
+            )
         return f'the folder has no {SKILL_FILE}, so it is not a skill (skills in its sub-folders are not read)'
     except OSError as error:
         return f'cannot read the folder ({_reason(error)})'
     return None
 
 
-def _ignored(entry: os.DirEntry[str]) -> bool:
-    """Whether `entry` is a file that is no attempt at a skill: not skill-like (see `SKILL_LIKE_FILES`), or
-    one of the usual documents (see `DOCUMENTS`). Folders and special files are never ignored."""
+def _ignored(entry: os.DirEntry[str], folders: set[str]) -> bool:
+    """Whether `entry` is a file that is no attempt at a skill: not skill-like (see `SKILL_LIKE_FILES`), one of the
+    usual documents (see `DOCUMENTS`), or a packed copy of a skill whose folder is beside it (`pdf.zip` and `pdf/`,
+    one of `folders`). Folders and special files are never ignored."""
     try:
         if entry.is_dir() or not entry.is_file():
             return False
     except OSError:
         return False
-    suffix = os.path.splitext(entry.name)[1].lower()
-    return suffix not in SKILL_LIKE_FILES or DOCUMENTS.match(entry.name) is not None
+    stem, suffix = os.path.splitext(entry.name)
+    if suffix.lower() in PACKED_SUFFIXES and stem in folders:
+        return True
+    return suffix.lower() not in SKILL_LIKE_FILES or DOCUMENTS.match(entry.name) is not None
 
 
 def _kind(entry: os.DirEntry[str]) -> str:
@@ -260,6 +356,16 @@ def _outside(entry: os.DirEntry[str], library: Path) -> str | None:
             'inside a library (add its parent as a library directory instead)'
         )
     return None
+
+
+def _alias(entry: os.DirEntry[str], library: Path) -> str | None:
+    """Why the symlinked folder `entry` is not read: it leads to another visible entry of the same library, which is
+    read itself (an alias would load the same skill twice, or shadow it under the alias's name); `None` if not."""
+    target = os.path.realpath(entry.path)
+    sibling = os.path.basename(target)
+    if os.path.dirname(target) != os.path.realpath(library) or sibling.startswith('.') or sibling == entry.name:
+        return None
+    return f'the skill folder is a symlink to {sibling!r} beside it, which is read itself; the alias is not read'
 
 
 def _link_target(entry: os.DirEntry[str]) -> str:

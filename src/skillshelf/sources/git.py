@@ -2,7 +2,8 @@
 
 Everything runs through the `git` command with an argument list (no shell); the checkout is then read like a
 library directory (see `discover`), so every guarantee of folder skills holds: a symlink out of the repository is
-refused, files are read beneath their skill folder.
+refused, files are read beneath their skill folder. Without a `subdirectory`, a repository whose skills are in
+`skills/` (Anthropic's, obra/superpowers', Vercel's; Claude Code plugins keep them there) is read from that folder.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import subprocess
 import tempfile
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from ..content import safe_relative_path
-from ..errors import ResourceError, SkillError
+from ..errors import SkillError
+from ..markdown.frontmatter import SKILL_FILE
 from ..ranking.cache import cache_directory
-from .base import SourceSkills
+from .base import SkippedSkill, SourceSkills
 from .directory import discover
 
 __all__ = ('GIT_TIMEOUT', 'GitSource')
@@ -44,7 +45,8 @@ class GitSource:
     ref: str = 'HEAD'
     """A branch, a tag or a commit; `HEAD` is the repository's default branch. A branch moves only on `refresh`."""
     subdirectory: str = ''
-    """The folder inside the repository that holds the skill folders (`''`: its top)."""
+    """The folder inside the repository that holds the skill folders, hidden ones included (`'skills/.curated'`).
+    `''`: the repository's `skills/` folder when it has one (and is not a skill folder itself), else its top."""
     cache_dir: Path | None = None
     """Where the checkout is kept; default: `git/` in skillshelf's cache directory (`$SKILLSHELF_CACHE_DIR`)."""
     _commit: str | None = field(default=None, init=False, repr=False)
@@ -53,11 +55,8 @@ class GitSource:
         for what, value in (('url', self.url), ('ref', self.ref)):
             if not value.strip() or value.startswith('-'):
                 raise SkillError(f'the git {what} {value!r} is empty or starts with "-"; give a URL and a ref')
-        if self.subdirectory:
-            try:
-                safe_relative_path(self.subdirectory)
-            except ResourceError as error:
-                raise SkillError(f'the git subdirectory: {error}') from None
+        if self.subdirectory and (problem := _subdirectory_problem(self.subdirectory)) is not None:
+            raise SkillError(f'the git subdirectory {self.subdirectory!r} {problem}')
 
     @property
     def checkout(self) -> Path:
@@ -79,10 +78,29 @@ class GitSource:
         return self._commit
 
     def read_skills(self) -> SourceSkills:
-        """The skill folders of the checkout (cloned first if needed), in name order."""
+        """The skill folders of the checkout (cloned first if needed), in name order: those of `subdirectory`, else
+        of the repository's `skills/` folder when it has one, else of its top."""
         self.version()
-        found = discover(self.checkout / self.subdirectory if self.subdirectory else self.checkout)
-        return SourceSkills(found.skills, found.skipped)
+        root = self.skills_folder()
+        if not _inside(root, self.checkout):
+            problem = 'leads outside the repository (through a symlink); name a folder inside it'
+            return SourceSkills(skipped=[SkippedSkill(root, f'the git subdirectory {problem}')])
+        found = discover(root)
+        return SourceSkills(found.skills, found.skipped, deviations=found.deviations)
+
+    def skills_folder(self) -> Path:
+        """The folder of the checkout whose skill folders are read: `subdirectory`, else `skills/` when the
+        repository has that folder and it is not itself a skill folder, else the repository's top."""
+        if self.subdirectory:
+            return self.checkout / self.subdirectory
+        conventional = self.checkout / 'skills'
+        if (
+            not (self.checkout / SKILL_FILE).exists()
+            and conventional.is_dir()
+            and not (conventional / SKILL_FILE).exists()
+        ):
+            return conventional
+        return self.checkout
 
     def refresh(self) -> bool:
         """Fetch the repository again and check out `ref` as it is now (a branch may have moved); the library reads
@@ -137,6 +155,28 @@ class GitSource:
             '--no-optional-locks', '-C', checkout, 'status', '--porcelain', '--ignored', '--untracked-files=all'
         )
         return not changes
+
+
+def _subdirectory_problem(subdirectory: str) -> str | None:
+    """Why `subdirectory` cannot name a folder of a checkout, or `None`. Hidden folders are allowed (OpenAI's library
+    keeps its skills in `skills/.curated`); `.git`, `..`, absolute paths and NUL bytes are not."""
+    if '\x00' in subdirectory:
+        return 'contains a NUL byte'
+    text = subdirectory.replace('\\', '/')
+    if text.startswith(('/', '~')) or (len(text) > 1 and text[1] == ':'):
+        return 'is not a path relative to the repository; give one such as "skills" or "skills/.curated"'
+    parts = [part for part in PurePosixPath(text).parts if part not in ('', '.')]  # `.` is the repository's top
+    if '..' in parts:
+        return 'is not a folder inside the repository; give one such as "skills" or "skills/.curated"'
+    if '.git' in parts:
+        return "is inside git's own folder (.git), which holds no skills"
+    return None
+
+
+def _inside(folder: Path, checkout: Path) -> bool:
+    """Whether `folder`, symlinks resolved, is the checkout or inside it."""
+    real, top = os.path.realpath(folder), os.path.realpath(checkout)
+    return real == top or real.startswith(os.path.join(top, ''))
 
 
 def _git(*arguments: str, check: bool = True) -> str:

@@ -15,7 +15,8 @@ from ..content.base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES
 from ..content.folder import MAX_RESOURCE_DEPTH, MAX_SCANNED_ENTRIES
 from ..errors import SkillError, SkillFormatError
 from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE
-from ..skill import Skill
+from ..markdown.frontmatter import FormatDeviation
+from ..skill import Skill, markdown_skill
 from .base import SkillSource, SourceSkills, skipped
 from .directory import DOCUMENTS, SKILL_LIKE_FILES, discover
 
@@ -59,7 +60,7 @@ class PackageSource:
             root = root / part
         if isinstance(root, Path):
             found = discover(root)
-            return SourceSkills(found.skills, found.skipped)
+            return SourceSkills(found.skills, found.skipped, deviations=found.deviations)
         return _read_tree(root, f'{self.package}/{self.folder}'.rstrip('/'))
 
 
@@ -125,19 +126,18 @@ def _read_tree(root: Traversable, label: str) -> SourceSkills:
                     skipped(origin, f'it is a file, not a skill folder (a folder holding a {SKILL_FILE})')
                 )
             continue
+        deviations: list[FormatDeviation] = []
         try:
-            skill = _read_skill(entry, origin)
+            skill = _read_skill(entry, origin, deviations)
         except SkillFormatError as error:
             result.skipped.append(skipped(origin, error.problem))
             continue
-        if skill.name != entry.name:
-            result.skipped.append(skipped(origin, f'the name {skill.name!r} does not match its folder {entry.name!r}'))
-            continue
         result.skills.append(skill)
+        result.deviations.extend(deviations)
     return result
 
 
-def _read_skill(folder: Traversable, origin: str) -> Skill[Any]:
+def _read_skill(folder: Traversable, origin: str, deviations: list[FormatDeviation]) -> Skill[Any]:
     skill_file = folder / SKILL_FILE
     if not skill_file.is_file():
         raise SkillFormatError(origin, f'the folder has no {SKILL_FILE}, so it is not a skill')
@@ -150,7 +150,7 @@ def _read_skill(folder: Traversable, origin: str) -> Skill[Any]:
         raise SkillFormatError(origin, f'the {SKILL_FILE} is not valid UTF-8 (byte {error.start})') from None
     files: dict[str, bytes] = {}
     _collect_files(folder, '', 0, files)
-    return Skill.from_markdown(text, files, origin=origin)
+    return markdown_skill(text, files, origin=origin, folder=folder.name, deviations=deviations)
 
 
 def _collect_files(folder: Traversable, prefix: str, depth: int, files: dict[str, bytes]) -> None:
