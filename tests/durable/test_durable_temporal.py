@@ -89,6 +89,7 @@ def crash_and_recover(work: Path, address: str, kill_at: int) -> dict[str, Any]:
     shutil.rmtree(work / 'skills' / 'packing')
     (work / 'skills' / 'surfing').mkdir()
     (work / 'skills' / 'surfing' / 'SKILL.md').write_text(SURFING)
+    (work / 'skills' / 'surfing' / 'spots.md').write_text('Ericeira.')  # a file, so the new run still offers reads
     recovered = run_worker(work, address, 'recover')
     assert recovered.returncode == 0, recovered.stderr
     return json.loads(recovered.stdout.strip().splitlines()[-1])

@@ -19,7 +19,15 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 META = ['load_skill', 'read_skill_resource', 'search_skills', 'unload_skill']
-"""The meta-tools' names, sorted, as the model sees them."""
+"""Every meta-tool's name, sorted, as the model sees them when the library uses them all."""
+SMALL = ['load_skill', 'unload_skill']
+"""The meta-tools of a small library whose skills have tools and no files: its catalog lists every skill whole, so
+there is no `search_skills`, and nothing for `read_skill_resource` to read."""
+SMALL_WITH_FILES = ['load_skill', 'read_skill_resource', 'unload_skill']
+"""The meta-tools of a small library where a skill has files too."""
+NO_CATALOG = 0
+"""A catalog budget that lists no skill, so `search_skills` is how the model finds them: a small library otherwise
+lists every skill whole and leaves `search_skills` out. For tests of search in small libraries."""
 
 
 @dataclass

@@ -64,7 +64,7 @@ async def _meta_call(
             return await fork_reply(ctx, skill, arguments, shelf.place, RESERVED_TOOL_NAMES)
         return await state.load(name, args, handler, shelf.capability_id)  # the tool explains a bad name
     if name not in state.loaded and name not in shelf.library.skills:
-        return unknown_skill_message(shelf.library, name)
+        return unknown_skill_message(shelf.library, name, shelf.offers_search())
     if operation is Operation.UNLOAD:
         return await state.unload(name, args, handler, shelf.capability_id)
     if name not in state.loaded:

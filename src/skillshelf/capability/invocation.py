@@ -103,7 +103,7 @@ async def invoke_from_prompt(
         if status == 'fork':
             skill = shelf.library.get(name)
             if skill is None:
-                return unknown_skill_message(shelf.library, name)
+                return unknown_skill_message(shelf.library, name, shelf.offers_search())
             return await fork_reply(ctx, skill, arguments, shelf.place, RESERVED_TOOL_NAMES)
         if status == 'unreadable':
             return text

@@ -69,12 +69,14 @@ def build_meta_toolset(
     place: Placement | None = None,
     *,
     threshold: float,
+    search_offered: Callable[[], bool] = lambda: True,
 ) -> FunctionToolset[Any]:
     """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`.
 
     `with_tools` names the skills whose tools the capability registered: only theirs are announced on load.
     `search_skills` leaves out skills scoring below `threshold`. With `place` (scripts enabled), a loaded skill's
     files are put in the run's workspace and `${SKILL_DIR}` in its instructions becomes their folder there.
+    `search_offered` tells whether the model has `search_skills` now, for the hints of its replies.
     """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
 
@@ -107,7 +109,7 @@ def build_meta_toolset(
         """
         skill = library.get(name)
         if skill is None or not skill.model_invocable:
-            return unknown_skill_message(library, name)
+            return unknown_skill_message(library, name, search_offered())
         return await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, place)
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.UNLOAD))
@@ -118,7 +120,7 @@ def build_meta_toolset(
             name: The skill.
         """
         if library.get(name) is None:
-            return unknown_skill_message(library, name)
+            return unknown_skill_message(library, name, search_offered())
         return ToolReturn(
             f'Unloaded {name!r}: its tools no longer run (load it again to use them).',
             metadata=state_change(capability_id, Operation.UNLOAD, name),
@@ -136,7 +138,7 @@ def build_meta_toolset(
         """
         skill = library.get(name)
         if skill is None:
-            return unknown_skill_message(library, name)
+            return unknown_skill_message(library, name, search_offered())
         listed = skill.list_resources()
         try:
             served = _same_but_for_case(path, listed)
@@ -196,13 +198,20 @@ def unreadable_message(name: str, error: SkillFormatError | OSError) -> str:
     return f'The skill {name!r} can no longer be read ({problem}). Use another skill or carry on without it.'
 
 
-def unknown_skill_message(library: SkillLibrary, name: str) -> str:
-    """Tell the model a skill name is unknown, with the closest names and a hint to search."""
+def unknown_skill_message(library: SkillLibrary, name: str, search: bool = True) -> str:
+    """Tell the model a skill name is unknown, with the closest names and where to find the right one: `search_skills`
+    when it is offered (`search`), else the list in its instructions."""
+    find = 'call `search_skills`' if search else 'pick one listed in your instructions'
     if (reason := library.removed.get(name)) is not None:
-        return f'The skill {name!r} is no longer available: {reason}. Carry on without it, or call `search_skills`.'
+        return f'The skill {name!r} is no longer available: {reason}. Carry on without it, or {find}.'
     close = library.closest_names(name)
     hint = f' Did you mean {" or ".join(repr(n) for n in close)}?' if close else ''
-    return f'There is no skill named {shown(name)}.{hint} Call `search_skills` to find skills by what they do.'
+    where = (
+        'Call `search_skills` to find skills by what they do.'
+        if search
+        else 'The skills are listed in your instructions.'
+    )
+    return f'There is no skill named {shown(name)}.{hint} {where}'
 
 
 def _match(skill: Skill[Any], score: float) -> SkillMatch:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -87,8 +87,11 @@ class ScriptOptions:
             raise SkillError(f'the `script_limits` option must be ScriptLimits, not {limits!r}')
 
 
-def build_script_toolset(library: SkillLibrary, capability_id: str, limits: ScriptLimits) -> FunctionToolset[Any]:
-    """The toolset holding `run_skill_script`, which runs scripts in the run's workspace within `limits`."""
+def build_script_toolset(
+    library: SkillLibrary, capability_id: str, limits: ScriptLimits, search_offered: Callable[[], bool] = lambda: True
+) -> FunctionToolset[Any]:
+    """The toolset holding `run_skill_script`, which runs scripts in the run's workspace within `limits`
+    (`search_offered`: whether the model has `search_skills` now, for the hint of an unknown name)."""
     toolset = FunctionToolset[Any](id=f'{capability_id}.scripts', max_retries=3)
 
     @toolset.tool(metadata=meta_tool_tag(capability_id, Operation.RUN))
@@ -114,7 +117,7 @@ def build_script_toolset(library: SkillLibrary, capability_id: str, limits: Scri
         """
         skill = library.get(name)
         if skill is None:
-            return unknown_skill_message(library, name)
+            return unknown_skill_message(library, name, search_offered())
         return await run_script(ctx.workspace, skill, script, args or [], files or {}, limits)
 
     return toolset

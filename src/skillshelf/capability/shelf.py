@@ -91,9 +91,10 @@ class Shelf:
                     self.with_tools,
                     self.place,
                     threshold=self.options.search.search_threshold,
+                    search_offered=self.offers_search,
                 ),
                 *(
-                    [build_script_toolset(self.library, self.capability_id, scripts.script_limits)]
+                    [build_script_toolset(self.library, self.capability_id, scripts.script_limits, self.offers_search)]
                     if scripts.scripts
                     else []
                 ),
@@ -102,6 +103,10 @@ class Shelf:
             ]
         )
         self.sync()
+
+    def offers_search(self) -> bool:
+        """Whether the model has `search_skills` (not while the catalog lists every skill whole)."""
+        return Operation.SEARCH not in self.unused
 
     @property
     def place(self) -> Placement | None:
@@ -129,9 +134,12 @@ class Shelf:
             unused: set[Operation] = set()
             if self.options.catalog.lists_every_skill_whole(entries):
                 unused.add(Operation.SEARCH)
-            if small and not any(skill.content.list_files() for skill in loadable):
+            if small and not any(skill.content.has_files() for skill in loadable):
                 unused.add(Operation.READ)
-            if not any(skill.tool_names or not skill.tools_known or skill.allowed_tools for skill in loadable):
+            registered = [skill for skill in loadable if skill.name in self.with_tools]
+            if not any(skill.allowed_tools for skill in loadable) and not any(
+                skill.tool_names or not skill.tools_known for skill in registered
+            ):
                 unused.add(Operation.UNLOAD)  # nothing to stop: no tools, no pre-approvals; instructions stay read
             self.unused = frozenset(unused)
             self.catalog = self.options.catalog.render(entries, search=Operation.SEARCH not in unused)
