@@ -19,8 +19,10 @@ Every test runs in three workspaces, as an application would set each up:
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
+import os
 import struct
 import zipfile
 import zlib
@@ -49,6 +51,14 @@ from conftest import Script, call, tool_returns
 SKILLS = Path(__file__).resolve().parent / 'document_skills'
 WORD = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main'
 HARNESS_MISSING = 'pydantic-ai-harness is not installed here (CI runs this module in .venv-harness, where it is)'
+
+
+def harness() -> Any:
+    """pydantic-ai-harness, or a skip where it is not installed; with `SKILLSHELF_REQUIRE_HARNESS` set (CI's second
+    environment), a missing harness fails instead."""
+    if os.environ.get('SKILLSHELF_REQUIRE_HARNESS'):
+        return importlib.import_module('pydantic_ai_harness')
+    return pytest.importorskip('pydantic_ai_harness', reason=HARNESS_MISSING)
 
 
 def docx(paragraphs: Sequence[str]) -> bytes:
@@ -228,9 +238,9 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Place]:
         sandbox = SkillSandbox(tmp_path / 'workspaces')
         yield Place('sandbox', [sandbox], skill_file_tools=True, sandbox=sandbox)
         return
-    harness = pytest.importorskip('pydantic_ai_harness', reason=HARNESS_MISSING)
+    package = harness()
     folder.mkdir()
-    capabilities = [harness.BubblewrapSandbox(LocalWorkspace(folder)), harness.FileSystem(), harness.Shell()]
+    capabilities = [package.BubblewrapSandbox(LocalWorkspace(folder)), package.FileSystem(), package.Shell()]
     yield Place('harness', capabilities, skill_file_tools=False, folder=folder)
 
 
@@ -334,7 +344,7 @@ def test_a_pdf_form_is_filled_from_json_the_model_writes_and_its_preview_is_seen
 def test_the_agents_own_shell_and_file_tools_work_with_the_skills_files(tmp_path: Path) -> None:
     """With harness's `Shell` and `FileSystem`, the model runs a skill's script by the path the load names, without
     `run_skill_script`, and reads its output with harness's tools."""
-    harness = pytest.importorskip('pydantic_ai_harness', reason=HARNESS_MISSING)
+    package = harness()
     if BWRAP_PROBLEM is not None:
         pytest.skip(BWRAP_PROBLEM)
     folder = tmp_path / 'work'
@@ -348,7 +358,7 @@ def test_the_agents_own_shell_and_file_tools_work_with_the_skills_files(tmp_path
             [call('list_directory', path='unpacked/word')],
         ]
     )
-    capabilities = [harness.BubblewrapSandbox(LocalWorkspace(folder)), harness.FileSystem(), harness.Shell()]
+    capabilities = [package.BubblewrapSandbox(LocalWorkspace(folder)), package.FileSystem(), package.Shell()]
     agent = Agent(model.model(), capabilities=[*capabilities, Skills(SKILLS, scripts=True)])
     messages = agent.run_sync('Unpack report.docx.').all_messages()
     [loaded] = tool_returns(messages, 'load_skill')
