@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import io
 import tempfile
+import uuid
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -137,9 +138,11 @@ async def main(local: bool) -> None:
         else:
             sandbox = SkillSandbox(Path(temporary) / 'workspaces')  # default root: a folder in the temp directory
             workspace = sandbox
-            backend = SandboxWorkspace(sandbox)  # the conversation's workspace, made now so the file can go in first
+            # The conversation's workspace, made now so the file can go in first; only this conversation may reopen it.
+            conversation = str(uuid.uuid4())
+            backend = SandboxWorkspace(sandbox, conversation=conversation)
             await Workspace(backend).write_bytes('letter.docx', letter())
-            extra['workspace'] = backend
+            extra.update(workspace=backend, conversation_id=conversation)
 
         # 2. The run: the skill's scripts and the model's file tools all work in that workspace.
         skills = Skills(skills=[DOCX_TEXT], scripts=True, file_tools=True)

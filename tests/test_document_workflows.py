@@ -24,6 +24,8 @@ import io
 import json
 import os
 import struct
+import subprocess
+import sys
 import zipfile
 import zlib
 from collections.abc import Iterator, Sequence
@@ -43,13 +45,14 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, NameObject, NumberObject, TextStringObject
 from sandbox_support import BWRAP_PROBLEM
 
-from skillshelf import Skills, SkillSandbox
+from skillshelf import Skills, SkillSandbox, SkillWarning
 from skillshelf.workspace import SandboxWorkspace
 
 from conftest import Script, call, tool_returns
 
 SKILLS = Path(__file__).resolve().parent / 'document_skills'
 WORD = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main'
+CONVERSATION = 'a-users-conversation'
 HARNESS_MISSING = 'pydantic-ai-harness is not installed here (CI runs this module in .venv-harness, where it is)'
 
 
@@ -208,10 +211,10 @@ class Place:
             (self.folder / path).write_bytes(data)
             return {}
         assert self.sandbox is not None
-        if self.backend is None:
-            self.backend = SandboxWorkspace(self.sandbox)  # the conversation's workspace, made before its first run
+        if self.backend is None:  # the conversation's workspace, made before its first run, for it alone
+            self.backend = SandboxWorkspace(self.sandbox, conversation=CONVERSATION)
         anyio.run(Workspace(self.backend).write_bytes, path, data)
-        return {'workspace': self.backend}
+        return {'workspace': self.backend, 'conversation_id': CONVERSATION}
 
     def host_folder(self, result: AgentRunResult[Any]) -> Path:
         """Where the run's files are on this machine."""
@@ -368,3 +371,44 @@ def test_the_agents_own_shell_and_file_tools_work_with_the_skills_files(tmp_path
     [listing] = tool_returns(messages, 'list_directory')
     assert 'document.xml' in str(listing)
     assert (folder / 'unpacked' / 'word' / 'document.xml').read_text(encoding='utf-8').count('<w:t>Hello</w:t>') == 1
+
+
+def test_the_sandbox_runs_scripts_on_the_prepared_environment_it_is_given_read_only(tmp_path: Path) -> None:
+    """`SkillSandbox(python=...)`: a virtual environment with the skills' packages, mounted read-only; the agent's
+    own environment stays out of it."""
+    if BWRAP_PROBLEM is not None:
+        pytest.skip(BWRAP_PROBLEM)
+    venv = tmp_path / 'skills-venv'
+    subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(venv)], check=True, timeout=120)
+    [site] = venv.glob('lib/python*/site-packages')
+    helpers = site / 'office_helpers.py'
+    helpers.write_text('NAME = "from the prepared environment"\n', encoding='utf-8')
+    helpers.chmod(0o666)  # writable by anyone: only the read-only mount stops a write
+    probe = (
+        'import errno, sys\nimport office_helpers\nprint(office_helpers.NAME, sys.prefix)\n'
+        'try:\n    open(office_helpers.__file__, "a")\n'
+        'except OSError as error:\n    print("refused:", errno.errorcode[error.errno])\n'
+    )
+    library = tmp_path / 'lib'
+    (library / 'probe' / 'scripts').mkdir(parents=True)
+    (library / 'probe' / 'SKILL.md').write_text(
+        '---\nname: probe\ndescription: Probe.\n---\nRun it.\n', encoding='utf-8'
+    )
+    (library / 'probe' / 'scripts' / 'probe.py').write_text(probe, encoding='utf-8')
+
+    def probe_in(sandbox: SkillSandbox) -> str:
+        model = Script(
+            [[call('load_skill', name='probe')], [call('run_skill_script', name='probe', script='scripts/probe.py')]]
+        )
+        agent = Agent(model.model(), capabilities=[sandbox, Skills(library, scripts=True)])
+        [reply] = tool_returns(agent.run_sync('probe').all_messages(), 'run_skill_script')
+        return reply
+
+    prepared = probe_in(SkillSandbox(tmp_path / 'ws', python=str(venv / 'bin' / 'python')))
+    assert (
+        prepared
+        == f'scripts/probe.py exited with code 0.\nOutput:\nfrom the prepared environment {venv}\nrefused: EROFS'
+    )
+    with pytest.warns(SkillWarning, match="needs the Python module 'office_helpers'"):
+        own = probe_in(SkillSandbox(tmp_path / 'ws'))  # the agent's own environment lacks it
+    assert "The script needs the Python module 'office_helpers'" in own
