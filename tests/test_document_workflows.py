@@ -243,8 +243,11 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Place]:
         return
     package = harness()
     folder.mkdir()
-    capabilities = [package.BubblewrapSandbox(LocalWorkspace(folder)), package.FileSystem(), package.Shell()]
-    yield Place('harness', capabilities, skill_file_tools=False, folder=folder)
+    # Scripts run on this interpreter where the sandbox shows it; harness's sandbox hides /tmp, so an environment
+    # there (a checkout under /tmp) is bound read-only, as a user gives any path the sandbox should see.
+    environment = [arg for prefix in sorted({sys.prefix, sys.base_prefix}) for arg in ('--ro-bind', prefix, prefix)]
+    sandbox = package.BubblewrapSandbox(LocalWorkspace(folder), bwrap_args=environment)
+    yield Place('harness', [sandbox, package.FileSystem(), package.Shell()], skill_file_tools=False, folder=folder)
 
 
 def test_a_word_file_is_unpacked_edited_and_packed_over_two_runs_of_a_conversation(place: Place) -> None:
