@@ -74,13 +74,14 @@ def bwrap_command(
     base = {'PATH': ':'.join([*layout.path_first, _PATH]), 'HOME': HOME, 'TMPDIR': '/tmp', 'LANG': 'C.UTF-8'}
     for name, value in {**base, **(env or {})}.items():
         environment += ['--setenv', name, value]
-    mounts = [*_system_mounts(), *_read_only_mounts(layout.read_only)]
+    # the private /tmp first: a read-only mount under /tmp (a prepared environment there) is laid over it, not hidden
+    mounts = [*_system_mounts(), '--size', str(limits.max_tmp_bytes), '--tmpfs', '/tmp']
+    mounts += _read_only_mounts(layout.read_only)
     mounts += ['--dir', '/etc']
     for name in ('hosts', 'passwd', 'group'):
         mounts += ['--ro-bind', os.path.join(layout.etc, name), f'/etc/{name}']
     if layout.network:
         mounts += ['--ro-bind-try', '/etc/resolv.conf', '/etc/resolv.conf']
-    mounts += ['--size', str(limits.max_tmp_bytes), '--tmpfs', '/tmp']
     mounts += ['--bind', layout.folder, WORKSPACE_MOUNT, '--chdir', WORKSPACE_MOUNT]
     caps = [
         'prlimit',
