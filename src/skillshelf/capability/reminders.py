@@ -23,7 +23,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 from .._text import one_line
 from ..errors import SkillError
 from ..library import SkillLibrary
-from ..ranking.lexical import RankingConfig, SearchDocument, indexed_text
+from ..ranking.lexical import RankingConfig, SearchDocument, SearchHit, indexed_text
 from ..ranking.tokenize import tokenize, word_terms
 from ..skill import Skill
 from .meta_tools import MAX_QUERY_CHARACTERS
@@ -62,7 +62,9 @@ class ReminderOptions:
 
     reminders: int = 0
     """With each new user prompt, point out up to this many matching skills in a short note at the end of that
-    request (never in the instructions, so the prompt cache holds); 0 adds none."""
+    request (never in the instructions, so the prompt cache holds); 0 adds none. A skill matches with a score of at
+    least `reminder_threshold` and the evidence `has_evidence` asks for: `EVIDENCE_WORDS` words of the prompt in its
+    own text, so chat filler ("yes", "thanks!") points out nothing."""
     reminder_threshold: float = 0.6
     """The score (0 to 1, as `search_skills` reports it) a skill needs to be pointed out by a reminder."""
 
@@ -123,12 +125,13 @@ def with_reminder(
     if shared_words(words, frozenset(tokenize(query))) < evidence_words:
         return None  # no skill can hold more of the prompt's words than it has: nothing to search for
     body_chars = _RANKING.body_limit(len(library.skills))
-    hits = [
-        hit
-        for hit in library.search(query, 2 * count + len(loaded))
-        if hit.score >= threshold and hit.name not in loaded and library.skills[hit.name].model_invocable
-    ]
-    hits = [hit for hit in hits if has_evidence(words, library.skills[hit.name], body_chars, evidence_words)][:count]
+    hits: list[SearchHit] = []
+    for hit in library.search(query, 2 * count + len(loaded)):
+        skill = library.skills[hit.name]
+        if len(hits) == count or hit.score < threshold or hit.name in loaded or not skill.model_invocable:
+            continue
+        if has_evidence(words, skill, body_chars, evidence_words):  # reads the skill's text: only while needed
+            hits.append(hit)
     if not hits:
         return None
     lines = [f'- {hit.name}: {one_line(library.skills[hit.name].description, _DESCRIPTION)}' for hit in hits]
