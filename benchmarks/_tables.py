@@ -171,7 +171,9 @@ def reminders_table(rows: list[dict[str, Any]]) -> str:
 
     body = [
         [
-            f'{r["skills"]:,} skills' + (f' ({r["draws"]} draws)' if 'draws' in r else ''),
+            f'{r["skills"]:,} skills'
+            + (f' ({r["draws"]} draws)' if 'draws' in r else '')
+            + (f', {r["search"]}' if r.get('search', 'lexical') != 'lexical' else ''),
             f'{r["queries"]:,}',
             pair(r, 'recall'),
             pair(r, 'precision'),

@@ -175,11 +175,11 @@ def prompt_cache(provider: str, key: str) -> Figure:
     return figure
 
 
-def reminders_row(results: Results, library: str) -> dict[str, Any]:
-    """The row of `reminders.json` for a library: `trigger` (298 skills), `pooled` (2,651) or `small` (20-skill
-    draws)."""
+def reminders_row(results: Results, library: str, search: str = 'lexical') -> dict[str, Any]:
+    """The row of `reminders.json` for a library, `trigger` (298 skills), `pooled` (2,651) or `small` (20-skill
+    draws), searched as `search` says."""
     dataset = {'trigger': 'trigger', 'pooled': 'trigger_pooled', 'small': 'trigger_20'}[library]
-    return next(r for r in results['reminders']['rows'] if r['dataset'] == dataset)
+    return next(r for r in results['reminders']['rows'] if r['dataset'] == dataset and r['search'] == search)
 
 
 def kept_tools(pick: Callable[[list[int]], int]) -> Figure:
@@ -309,6 +309,13 @@ def _figures() -> Iterator[tuple[str, Figure]]:
             f'reminders.{name}.recall_cost_points',
             lambda r, n=name: points(reminders_row(r, n)['before']['recall'], reminders_row(r, n)['after']['recall']),
         )
+    for name in ('trigger', 'pooled'):
+        for rule in ('before', 'after'):
+            for key in ('recall', 'filler_reminded'):
+                yield (
+                    f'reminders.hybrid.{name}.{rule}.{key}',
+                    lambda r, n=name, u=rule, k=key: reminder_keys[k](reminders_row(r, n, 'hybrid')[u][k]),
+                )
     for rule in ('before', 'after'):
         yield (
             f'reminders.small.{rule}.longer_reminded',
