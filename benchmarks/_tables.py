@@ -161,6 +161,33 @@ def context_table(rows: list[dict[str, Any]]) -> str:
     return markdown_table(header, body)
 
 
+def reminders_table(rows: list[dict[str, Any]]) -> str:
+    """Reminder recall, precision, filler and negatives reminded, with the score alone and with the evidence rule."""
+    header = ['library', 'queries', 'recall', 'precision', 'queries reminded', 'filler reminded',
+              'longer chat reminded', 'negatives: their skill named', 'ms p50']  # fmt: skip
+
+    def pair(row: dict[str, Any], key: str, render: Any = fmt) -> str:
+        return f'{render(row["before"][key])} → {render(row["after"][key])}'
+
+    body = [
+        [
+            f'{r["skills"]:,} skills'
+            + (f' ({r["draws"]} draws)' if 'draws' in r else '')
+            + (f', {r["search"]}' if r.get('search', 'lexical') != 'lexical' else ''),
+            f'{r["queries"]:,}',
+            pair(r, 'recall'),
+            pair(r, 'precision'),
+            pair(r, 'reminded'),
+            pair(r, 'filler_reminded', lambda n: f'{n:,}'),
+            pair(r, 'longer_reminded', lambda n: f'{n:,}'),
+            pair(r, 'negatives_false'),
+            pair(r, 'ms_p50', lambda v: fmt(v, 2)),
+        ]
+        for r in rows
+    ]
+    return markdown_table(header, body)
+
+
 def best_hybrid(methods: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     """A model's best hybrid weight on one dataset (by P@1, then MRR@10) and its figures."""
     hybrids = {k: v for k, v in methods.items() if k.startswith('hybrid')}
