@@ -2,8 +2,14 @@
 
 Everything runs through the `git` command with an argument list (no shell); the checkout is then read like a
 library directory (see `discover`), so every guarantee of folder skills holds: a symlink out of the repository is
-refused, files are read beneath their skill folder. Without a `subdirectory`, a repository whose skills are in
-`skills/` (Anthropic's, obra/superpowers', Vercel's; Claude Code plugins keep them there) is read from that folder.
+refused, files are read beneath their skill folder.
+
+A URL may carry a secret (`https://user:token@host/...`, `?access_token=...`): it reaches `git` and nothing else.
+The source's `repr`, its errors and git's own messages show the URL with the secret replaced by `***` (see
+`redacted_url`), and the clone's `.git/config` keeps the URL without it (a refresh fetches from the full URL).
+
+Without a `subdirectory`, a repository whose skills are in `skills/` (Anthropic's, obra/superpowers', Vercel's;
+Claude Code plugins keep them there) is read from that folder.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from ..errors import SkillError
 from ..markdown.frontmatter import SKILL_FILE
@@ -23,7 +30,7 @@ from ..ranking.cache import cache_directory
 from .base import SkippedSkill, SourceSkills
 from .directory import discover
 
-__all__ = ('GIT_TIMEOUT', 'GitSource')
+__all__ = ('GIT_TIMEOUT', 'GitSource', 'redacted_url')
 
 GIT_TIMEOUT = 300.0
 """Seconds one `git` command may take (a clone of a large repository) before it is stopped."""
@@ -40,8 +47,9 @@ class GitSource:
     ```
     """
 
-    url: str
-    """What `git clone` takes: an https or ssh URL, or a local path."""
+    url: str = field(repr=False)
+    """What `git clone` takes: an https or ssh URL, or a local path. Credentials in it (`https://user:token@...`, a
+    token in the query) are used, never shown: see `redacted_url`."""
     ref: str = 'HEAD'
     """A branch, a tag or a commit; `HEAD` is the repository's default branch. A branch moves only on `refresh`."""
     subdirectory: str = ''
@@ -54,9 +62,19 @@ class GitSource:
     def __post_init__(self) -> None:
         for what, value in (('url', self.url), ('ref', self.ref)):
             if not value.strip() or value.startswith('-'):
-                raise SkillError(f'the git {what} {value!r} is empty or starts with "-"; give a URL and a ref')
+                shown = redacted_url(value) if what == 'url' else value
+                raise SkillError(f'the git {what} {shown!r} is empty or starts with "-"; give a URL and a ref')
         if self.subdirectory and (problem := _subdirectory_problem(self.subdirectory)) is not None:
             raise SkillError(f'the git subdirectory {self.subdirectory!r} {problem}')
+
+    def __repr__(self) -> str:
+        folder = f', subdirectory={self.subdirectory!r}' if self.subdirectory else ''
+        return f'GitSource({redacted_url(self.url)!r}, ref={self.ref!r}{folder})'
+
+    @property
+    def _secrets(self) -> list[str]:
+        """The parts of the URL that must not be shown, for scrubbing git's messages."""
+        return _secrets_of(self.url)
 
     @property
     def checkout(self) -> Path:
@@ -110,7 +128,12 @@ class GitSource:
             SkillError: `git` failed (the message is git's own).
         """
         before = self.version()
-        _git('-C', str(self.checkout), 'fetch', '--quiet', '--force', '--tags', '--prune', 'origin')
+        fetch = ('fetch', '--quiet', '--force', '--tags', '--prune')
+        if self._secrets:  # the clone's config has the URL without its secret: fetch from the whole URL
+            refspec = '+refs/heads/*:refs/remotes/origin/*'
+            _git('-C', str(self.checkout), *fetch, '--no-write-fetch-head', self.url, refspec, hide=self._secrets)
+        else:
+            _git('-C', str(self.checkout), *fetch, 'origin')
         self._commit = self._check_out()
         return self._commit != before
 
@@ -119,7 +142,9 @@ class GitSource:
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = Path(tempfile.mkdtemp(prefix='.clone-', dir=target.parent))
         try:
-            _git('clone', '--quiet', '--no-checkout', '--', self.url, str(partial))
+            _git('clone', '--quiet', '--no-checkout', '--', self.url, str(partial), hide=self._secrets)
+            if self._secrets:  # keep no secret on disk: the clone's config would hold the URL as given
+                _git('-C', str(partial), 'remote', 'set-url', 'origin', _without_secrets(self.url))
             if target.exists() and not (target / '.git').is_dir():
                 shutil.rmtree(target, ignore_errors=True)  # not a clone of ours: nothing to keep
             try:
@@ -140,7 +165,7 @@ class GitSource:
             if commit:
                 break
         else:
-            raise SkillError(f'the git ref {self.ref!r} is not a branch, tag or commit of {self.url}')
+            raise SkillError(f'the git ref {self.ref!r} is not a branch, tag or commit of {redacted_url(self.url)}')
         if not self._is_clean_at(commit):  # workers sharing a checkout would otherwise race for git's index lock
             _git('-C', checkout, 'checkout', '--quiet', '--force', '--detach', commit)
             _git('-C', checkout, 'clean', '--quiet', '-ffdx')
@@ -179,9 +204,59 @@ def _inside(folder: Path, checkout: Path) -> bool:
     return real == top or real.startswith(os.path.join(top, ''))
 
 
-def _git(*arguments: str, check: bool = True) -> str:
-    """Run git with `arguments`; its output, stripped. With `check`, a failure raises `SkillError` with git's message;
-    without it, a failure returns `''`."""
+def redacted_url(url: str) -> str:
+    """`url` as messages show it: its user and password, each query value and any fragment replaced by `***`
+    (`https://***@host/repo.git?token=***`). A local path or an scp-style `git@host:repo` has none and stays."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return url
+    host = parts.netloc.rpartition('@')[2]
+    netloc = f'***@{host}' if '@' in parts.netloc else host
+    return urlunsplit(
+        parts._replace(netloc=netloc, query=_redacted_query(parts), fragment='***' if parts.fragment else '')
+    )
+
+
+def _redacted_query(parts: SplitResult) -> str:
+    pairs = [pair.partition('=') for pair in parts.query.split('&') if pair]
+    if not all(equals for _, equals, _ in pairs):  # a bare `?token`: all of it may be the secret
+        return '***'
+    return '&'.join(f'{key}=***' for key, _, _ in pairs)
+
+
+def _without_secrets(url: str) -> str:
+    """`url` without its user, password, query and fragment: what the clone's config keeps."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition('@')[2], query='', fragment=''))
+
+
+def _secrets_of(url: str) -> list[str]:
+    """The secrets `url` carries (user, password, query values, fragment), as written and percent-decoded, longest
+    first; pieces shorter than four characters are left out, as scrubbing them would mangle git's messages."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return []
+    userinfo = parts.netloc.rpartition('@')[0]
+    pieces = [
+        *userinfo.split(':', 1),
+        *(pair.partition('=')[2] or pair for pair in parts.query.split('&')),
+        parts.fragment,
+    ]
+    found = {text for piece in pieces if piece for text in (piece, unquote(piece)) if len(text) >= 4}
+    return sorted(found, key=len, reverse=True)
+
+
+def _scrubbed(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, '***')
+    return text
+
+
+def _git(*arguments: str, check: bool = True, hide: Sequence[str] = ()) -> str:
+    """Run git with `arguments`; its output, stripped. With `check`, a failure raises `SkillError` with git's message,
+    each of `hide` (secrets of the URL) replaced by `***`; without it, a failure returns `''`."""
     environment = {**os.environ, 'GIT_TERMINAL_PROMPT': '0', 'GIT_ASKPASS': 'echo'}  # never wait for a password
     try:
         done = subprocess.run(
@@ -200,5 +275,6 @@ def _git(*arguments: str, check: bool = True) -> str:
     if done.returncode != 0:
         if not check:
             return ''
-        raise SkillError(f'git {" ".join(arguments[:3])} failed: {done.stderr.strip() or done.returncode}')
+        command = _scrubbed(' '.join(arguments[:3]), hide)
+        raise SkillError(f'git {command} failed: {_scrubbed(done.stderr.strip(), hide) or done.returncode}')
     return done.stdout.strip()
