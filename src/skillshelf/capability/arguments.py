@@ -15,22 +15,33 @@ placeholder, since skills are full of shell, awk, prices and spreadsheet formula
 - A backslash keeps a placeholder literal (`\\$1.00` reads `$1.00`), as in Claude Code; a doubled backslash does not.
 - When no placeholder received an argument, or a `$N` in a code block was left as written, the arguments are
   appended on a line of their own (`ARGUMENTS: ...`), so they are never lost.
+- Bounded: the arguments may add at most `MAX_ADDED_CHARACTERS` to the instructions (a body of 200,000 `$0`s and
+  1,000 characters of arguments would otherwise make a 200 MB reply); placeholders past that are left as written
+  and the model is told so, with the arguments appended once. A position of more than six digits names no
+  argument (`$` and 5,000 digits would otherwise raise in `int`), and the work is linear in the text.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from bisect import bisect_right
 
-__all__ = ('code_blocks', 'substitute_arguments')
+__all__ = ('MAX_ADDED_CHARACTERS', 'code_blocks', 'substitute_arguments')
+
+MAX_ADDED_CHARACTERS = 100_000
+"""Characters the arguments may add to a skill's instructions; placeholders past that are left as written."""
+_MAX_POSITION_DIGITS = 6
+"""A longer `$N` names no argument: nobody passes a million arguments, and `int` refuses 4,300 digits."""
 
 _PLACEHOLDER = re.compile(
     # A single backslash keeps what Claude Code would substitute literal (`\$1.00`), even where skillshelf would not.
-    r'(?<!\\)\\(?P<escaped>\$(?:ARGUMENTS\[\d+\]|\{ARGUMENTS\}|ARGUMENTS(?!\w)|\d+))'
-    r'|\$ARGUMENTS\[(?P<indexed>\d+)\]'
+    # Digits are ASCII only: `$٣` is not a placeholder.
+    r'(?<!\\)\\(?P<escaped>\$(?:ARGUMENTS\[[0-9]+\]|\{ARGUMENTS\}|ARGUMENTS(?!\w)|[0-9]+))'
+    r'|\$ARGUMENTS\[(?P<indexed>[0-9]+)\]'
     r'|\$\{ARGUMENTS\}'
     r'|\$ARGUMENTS(?!\w)'
-    r'|(?<![\w$])\$(?P<position>\d+)(?!\w|[.,]\d)'
+    r'|(?<![\w$])\$(?P<position>[0-9]+)(?!\w|[.,][0-9])'
 )
 _FENCE = re.compile(r'^[ \t]{0,3}(?P<fence>`{3,}|~{3,})')
 
@@ -41,27 +52,38 @@ def substitute_arguments(instructions: str, arguments: str) -> str:
     if not arguments:
         return _PLACEHOLDER.sub(lambda match: match['escaped'] or match[0], instructions)
     words = _split(arguments)
-    code = code_blocks(instructions)
+    starts, ends = _bounds(code_blocks(instructions))
     used = kept_in_code = False
+    added = left = 0  # characters the arguments added so far; placeholders left as written for lack of room
 
     def replace(match: re.Match[str]) -> str:
-        nonlocal used, kept_in_code
+        nonlocal used, kept_in_code, added, left
         if match['escaped'] is not None:
             return match['escaped']
         index = match['indexed'] or match['position']
-        if match['position'] is not None and _inside(match.start(), code):
-            kept_in_code = kept_in_code or int(match['position']) < len(words)
+        position = int(index) if index is not None and len(index) <= _MAX_POSITION_DIGITS else None
+        if match['position'] is not None and _inside(match.start(), starts, ends):
+            kept_in_code = kept_in_code or (position is not None and position < len(words))
             return match[0]
         if index is None:
-            used = True
-            return arguments
-        position = int(index)
-        if position >= len(words):
+            value = arguments
+        elif position is None or position >= len(words):
             return match[0]
+        else:
+            value = words[position]
+        if added + len(value) - len(match[0]) > MAX_ADDED_CHARACTERS:
+            left += 1
+            return match[0]
+        added += len(value) - len(match[0])
         used = True
-        return words[position]
+        return value
 
     text = _PLACEHOLDER.sub(replace, instructions)
+    if left:
+        return (
+            f'{text.rstrip()}\n\n[{left:,} placeholders were left as written: filling them all would add more than '
+            f'{MAX_ADDED_CHARACTERS:,} characters. Read them as the arguments below.]\nARGUMENTS: {arguments}'
+        )
     return text if used and not kept_in_code else f'{text.rstrip()}\n\nARGUMENTS: {arguments}'
 
 
@@ -91,8 +113,15 @@ def _closes(fence: str, candidate: str, line: str) -> bool:
     return candidate.startswith(fence) and not line.strip().lstrip(fence[0])
 
 
-def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
-    return any(start <= position < end for start, end in spans)
+def _bounds(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    return [start for start, _ in spans], [end for _, end in spans]
+
+
+def _inside(position: int, starts: list[int], ends: list[int]) -> bool:
+    """Whether `position` lies in one of the spans (in order, not overlapping): a binary search, so a text with
+    thousands of code blocks and placeholders costs no more than one with a few."""
+    index = bisect_right(starts, position) - 1
+    return index >= 0 and position < ends[index]
 
 
 def _split(arguments: str) -> list[str]:

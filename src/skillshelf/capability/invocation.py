@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic_ai import RunContext, ToolReturn
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserContent
 
-from ..markdown.names import name_problem
+from ..markdown.names import MAX_NAME_LENGTH, name_problem
 from .fork import fork_reply, forks
 from .history import state_change
 from .meta_tools import load_reply, unknown_skill_message
@@ -29,9 +29,11 @@ __all__ = ('SkillCommand', 'UserLoad', 'invocation_messages', 'invoke_from_promp
 UserLoad = tuple[Literal['loaded', 'unreadable', 'fork'], str]
 """What a user's `/name` does: load (with the text the load returns), explain (why it cannot be read), or fork."""
 
-_COMMAND = re.compile(r'\s*[/$](?P<name>[^\W_](?:[\w-]*[^\W_])?)(?:\s+(?P<arguments>.*?))?\s*', re.DOTALL)
-"""`/name args`: the name is checked against the naming rules (`name_problem`) once matched, so a user can invoke
-every name a skill may have (`/data_analysis`, `/café-été`) and nothing else."""
+_COMMAND = re.compile(rf'[/$](?P<name>[^\W_](?:[\w-]{{0,{MAX_NAME_LENGTH - 2}}}[^\W_])?)(?:\s|\Z)')
+"""`/name` at the start of a prompt, then a space or the end: the name is checked against the naming rules
+(`name_problem`) once matched, so a user can invoke every name a skill may have (`/data_analysis`, `/café-été`)
+and nothing else. The rest of the prompt, stripped, is the arguments: taken by slicing, not by the pattern, so a
+prompt such as `/name a` and 200,000 spaces and a letter costs one pass (a lazy `.*?` before trailing whitespace took minutes)."""
 
 
 @dataclass(frozen=True)
@@ -48,11 +50,12 @@ class SkillCommand:
 
 def parse_invocation(prompt: str | Sequence[UserContent] | None) -> tuple[str, str] | None:
     """The skill name and argument text of a prompt such as `/release-notes v2.1`, or `None` if it is not one."""
-    if not isinstance(prompt, str) or (match := _COMMAND.fullmatch(prompt)) is None:
+    if not isinstance(prompt, str):
         return None
-    if name_problem(match['name']) is not None:
+    text = prompt.lstrip()
+    if (match := _COMMAND.match(text)) is None or name_problem(match['name']) is not None:
         return None
-    return match['name'], match['arguments'] or ''
+    return match['name'], text[match.end('name') :].strip()
 
 
 def invocation_messages(call_id: str, name: str, arguments: str, reply: ToolReturn[Any] | str) -> list[ModelMessage]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib.resources
 import os
-from collections.abc import Hashable
+import posixpath
+import zipfile
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -111,10 +113,11 @@ def _read_tree(root: Traversable, label: str) -> SourceSkills:
     """The skill folders under `root` (inside a zip file, say): each entry a skill or a skipped entry, as `discover`
     reports a directory's."""
     result = SourceSkills()
+    listing = _lister(root)
     if (root / SKILL_FILE).is_file():
         entries = [root]
     elif root.is_dir():
-        entries = sorted((entry for entry in root.iterdir() if not entry.name.startswith('.')), key=lambda e: e.name)
+        entries = sorted((entry for entry in listing(root) if not entry.name.startswith('.')), key=lambda e: e.name)
     else:
         return SourceSkills(skipped=[skipped(label, 'the folder does not exist in the package')])
     for entry in entries[:MAX_SCANNED_ENTRIES]:
@@ -128,7 +131,7 @@ def _read_tree(root: Traversable, label: str) -> SourceSkills:
             continue
         deviations: list[FormatDeviation] = []
         try:
-            skill = _read_skill(entry, origin, deviations)
+            skill = _read_skill(entry, origin, deviations, listing)
         except SkillFormatError as error:
             result.skipped.append(skipped(origin, error.problem))
             continue
@@ -137,7 +140,30 @@ def _read_tree(root: Traversable, label: str) -> SourceSkills:
     return result
 
 
-def _read_skill(folder: Traversable, origin: str, deviations: list[FormatDeviation]) -> Skill[Any]:
+def _lister(root: Traversable) -> Callable[[Traversable], list[Traversable]]:
+    """How to list a folder of `root`'s tree. A zip file's `iterdir` scans every name in the archive at each call,
+    so a package of 6,000 empty folders took minutes: its names are grouped by folder once here instead."""
+    if not isinstance(root, zipfile.Path):
+        return lambda folder: list(folder.iterdir())
+    archive = root.root  # the archive with its implied folders, which `zipfile.Path` lists too
+    children: dict[str, list[str]] = {}
+    for name in archive.namelist():
+        parent = posixpath.dirname(name.rstrip('/'))
+        children.setdefault(f'{parent}/' if parent else '', []).append(name)
+
+    def listing(folder: Traversable) -> list[Traversable]:
+        at = folder.at if isinstance(folder, zipfile.Path) else ''
+        return [zipfile.Path(archive, name) for name in children.get(at, [])]
+
+    return listing
+
+
+def _read_skill(
+    folder: Traversable,
+    origin: str,
+    deviations: list[FormatDeviation],
+    listing: Callable[[Traversable], list[Traversable]],
+) -> Skill[Any]:
     skill_file = folder / SKILL_FILE
     if not skill_file.is_file():
         raise SkillFormatError(origin, f'the folder has no {SKILL_FILE}, so it is not a skill')
@@ -149,14 +175,20 @@ def _read_skill(folder: Traversable, origin: str, deviations: list[FormatDeviati
     except UnicodeDecodeError as error:
         raise SkillFormatError(origin, f'the {SKILL_FILE} is not valid UTF-8 (byte {error.start})') from None
     files: dict[str, bytes] = {}
-    _collect_files(folder, '', 0, files)
+    _collect_files(folder, '', 0, files, listing)
     return markdown_skill(text, files, origin=origin, folder=folder.name, deviations=deviations)
 
 
-def _collect_files(folder: Traversable, prefix: str, depth: int, files: dict[str, bytes]) -> None:
+def _collect_files(
+    folder: Traversable,
+    prefix: str,
+    depth: int,
+    files: dict[str, bytes],
+    listing: Callable[[Traversable], list[Traversable]],
+) -> None:
     """A skill's files, as a folder skill lists them: hidden names left out, bounded in depth and number; a file
     over the read limit is kept only up to one byte past it, so reading it is refused like a folder's."""
-    for entry in sorted(folder.iterdir(), key=lambda entry: entry.name):
+    for entry in sorted(listing(folder), key=lambda entry: entry.name):
         if len(files) >= MAX_LISTED_RESOURCES:
             return
         relative = prefix + entry.name
@@ -164,7 +196,7 @@ def _collect_files(folder: Traversable, prefix: str, depth: int, files: dict[str
             continue
         if entry.is_dir():
             if depth < MAX_RESOURCE_DEPTH:
-                _collect_files(entry, relative + '/', depth + 1, files)
+                _collect_files(entry, relative + '/', depth + 1, files, listing)
         elif entry.is_file():
             files[relative] = _read_at_most(entry, MAX_RESOURCE_BYTES + 1)
 
