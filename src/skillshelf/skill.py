@@ -16,6 +16,7 @@ from ._text import shown
 from .content import FolderContent, SkillContent, TextContent, read_text, safe_relative_path
 from .content.folder import hold_skill_folder
 from .errors import ResourceError, SkillError, SkillFormatError, SkillFormatWarning, SkillWarning
+from .markdown.flags import invocation_flag
 from .markdown.frontmatter import (
     FormatDeviation,
     Frontmatter,
@@ -263,14 +264,16 @@ class Skill(Generic[AgentDepsT]):
 
     @property
     def user_invocable(self) -> bool:
-        """Whether a user may invoke the skill with `/name` (frontmatter `user-invocable`, default true)."""
-        return self.metadata.get('user-invocable') is not False
+        """Whether a user may invoke the skill with `/name` (frontmatter `user-invocable`, default true). Read to
+        fail closed (see `markdown.flags`): `"no"` and `0` are false, and so is a value that spells neither."""
+        return invocation_flag(self.metadata, 'user-invocable')
 
     @property
     def model_invocable(self) -> bool:
         """Whether the model may find and load the skill; `disable-model-invocation: true` keeps it out of the
-        catalog, search and `load_skill`, for a user to invoke only."""
-        return self.metadata.get('disable-model-invocation') is not True
+        catalog, search and `load_skill`, for a user to invoke only. Read to fail closed (see `markdown.flags`):
+        `"true"`, `"yes"`, `1` and `"on"` disable it, and so does a value that spells neither true nor false."""
+        return not invocation_flag(self.metadata, 'disable-model-invocation')
 
     @property
     def argument_hint(self) -> str | None:

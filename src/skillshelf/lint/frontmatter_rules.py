@@ -12,6 +12,7 @@ import yaml
 
 from ..errors import SkillFormatError
 from ..markdown import guarded_yaml
+from ..markdown.flags import flag_problems
 from ..markdown.frontmatter import (
     KNOWN_FIELDS,
     MAX_COMPATIBILITY_LENGTH,
@@ -120,6 +121,9 @@ def check_fields(folder: Path, data: Mapping[str, Any], findings: list[Finding])
         )
     name = _check_name(folder, data, findings)
     _check_description(data, findings)
+    nested = data.get('metadata')
+    merged = {**data, **(cast('Mapping[str, Any]', nested) if isinstance(nested, Mapping) else {})}
+    findings.extend(Finding('field-type', 'error', problem) for problem in flag_problems(merged))
     compatibility = data.get('compatibility')
     if 'compatibility' in data and _is_text(compatibility):
         if len(_text_of(compatibility)) > MAX_COMPATIBILITY_LENGTH:

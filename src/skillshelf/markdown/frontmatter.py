@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from ..errors import SkillFormatError, SkillFormatWarning
 from . import guarded_yaml
 from .bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE, SkillFile, read_skill_file
+from .flags import flag_problems
 from .guarded_yaml import MAX_YAML_DEPTH, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES, YAMLRefusedError
 from .lenient import FormatDeviation, description_from_body, hint_as_text, name_from_folder, repair_frontmatter
 from .names import MAX_NAME_LENGTH, name_problem, spec_name_problem
@@ -442,6 +443,8 @@ def _validate(
         raise SkillFormatError(skill_file, _first_problem(error)) from None
     if (problem := spec_name_problem(front.name)) is not None:
         found.append(FormatDeviation(Path(skill_file), 'name', f'{problem}; loaded as {front.name!r}'))
+    for problem in flag_problems({**(front.model_extra or {}), **front.metadata}):  # as the skill's metadata merges
+        found.append(FormatDeviation(Path(skill_file), 'field-type', problem))
     if len(front.description) > MAX_DESCRIPTION_LENGTH:
         found.append(
             FormatDeviation(

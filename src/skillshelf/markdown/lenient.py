@@ -39,8 +39,9 @@ __all__ = (
     'repair_frontmatter',
 )
 
-DeviationRule = Literal['frontmatter', 'name', 'name-folder', 'description', 'description-length']
-"""The `skillshelf validate` rules a tolerated deviation breaks (the format's own rules, see `lint.SPEC_RULES`)."""
+DeviationRule = Literal['frontmatter', 'name', 'name-folder', 'description', 'description-length', 'field-type']
+"""The `skillshelf validate` rules a tolerated deviation breaks: the format's own (see `lint.SPEC_RULES`), and
+`field-type` for an invocation flag that is not a YAML boolean (see `flags`)."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,10 @@ MAX_NAME_LENGTH = 64
 _NAME_CHARACTERS = re.compile(r'(?:[^\W_]|[-_])+')
 """Letters and digits of any script (what `str.isalnum` accepts), hyphens and underscores."""
 _DOUBLED_SEPARATOR = re.compile(r'[-_]{2}')
+_INVISIBLE_LETTERS = re.compile('[\u115f\u1160\u3164\uffa0]')
+"""The Hangul fillers: letters to Unicode (so `str.isalnum` accepts them) that draw nothing, so `'\u115fa'` would
+look like `'a'` in a catalog. The other invisible characters (zero-width spaces, bidirectional controls) are not
+letters and fail the character rule anyway."""
 
 
 def name_problem(name: str) -> str | None:
@@ -41,6 +45,9 @@ def name_problem(name: str) -> str | None:
         return f'the name {name!r} has consecutive hyphens'
     if _DOUBLED_SEPARATOR.search(name):
         return f'the name {name!r} has consecutive separators; join words with one hyphen (or underscore)'
+    if (invisible := _INVISIBLE_LETTERS.search(name)) is not None:
+        code = f'U+{ord(invisible[0]):04X}'
+        return f'the name {name!r} has an invisible character ({code}), so it would look like another name'
     if not _NAME_CHARACTERS.fullmatch(name):
         return f'the name {name!r} may only contain lower-case letters, digits and single hyphens (or underscores)'
     return None

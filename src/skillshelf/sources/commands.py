@@ -31,6 +31,7 @@ from ..files import (
 )
 from ..markdown import guarded_yaml
 from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES
+from ..markdown.flags import flag_problems
 from ..markdown.frontmatter import (
     MAX_DESCRIPTION_LENGTH,
     FormatDeviation,
@@ -156,6 +157,7 @@ def _read_command(held: HeldFolder, parts: tuple[str, ...], deviations: list[For
     if not description:
         raise SkillFormatError(path, 'the command is empty: it has no description and no instructions')
     fields.pop('name', None)  # the file names the command, as in Claude Code
+    deviations.extend(FormatDeviation(Path(path), 'field-type', note, skill=name) for note in flag_problems(fields))
     hint = fields.get('argument-hint')
     if isinstance(hint, list) and all(isinstance(item, str) for item in cast('list[object]', hint)):  # YAML's `[pr]`
         fields['argument-hint'] = ' '.join(f'[{item}]' for item in cast('list[str]', hint))
