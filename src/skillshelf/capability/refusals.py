@@ -10,7 +10,7 @@ A loaded skill's tools keep pydantic-ai's normal retry rules for their own mista
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, MutableMapping, MutableSequence, Set
+from collections.abc import Callable, Mapping, MutableMapping, MutableSequence, Sequence, Set
 from dataclasses import replace
 from typing import cast
 
@@ -26,6 +26,7 @@ __all__ = (
     'invalid_arguments_message',
     'sanitized',
     'skill_called_as_tool_message',
+    'unknown_tool_refusals',
     'unloaded_tool_message',
     'unused_search_message',
 )
@@ -96,6 +97,17 @@ def explain_unknown_tool_refusals(
         return None
     messages[-1] = rewritten = replace(request, parts=parts)
     return rewritten, rewritten_names
+
+
+def unknown_tool_refusals(messages: Sequence[ModelMessage]) -> list[str]:
+    """The tool names of the latest request's "Unknown tool name" refusals."""
+    if not messages or not isinstance(request := messages[-1], ModelRequest):
+        return []
+    return [
+        part.tool_name
+        for part in request.parts
+        if isinstance(part, ToolReturnPart) and part.retry is not None and part.retry.cause == 'unknown_tool'
+    ]
 
 
 def forgive(retries: MutableMapping[str, int], tool_names: Set[str]) -> None:

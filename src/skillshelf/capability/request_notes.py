@@ -10,11 +10,13 @@ from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelRequest
 
 from .durable import off_event_loop
+from .lazy_toolset import tool_server_down_message
 from .operations import Operation
 from .refusals import (
     explain_unknown_tool_refusals,
     forgive,
     skill_called_as_tool_message,
+    unknown_tool_refusals,
     unused_search_message,
 )
 from .reminders import Reminder, prompt_to_remind, with_reminder
@@ -22,15 +24,16 @@ from .shelf import Shelf
 from .state import LoadState
 from .telemetry import traced_meta_call
 
-__all__ = ('revised_request',)
+__all__ = ('explained_refusals', 'revised_request')
 
 
 async def revised_request(ctx: RunContext[Any], shelf: Shelf, state: LoadState) -> ModelRequest | None:
     """The latest request of `ctx.messages` as the model should see it, put back in the history; `None` when it
     stays as it is. Refusals it explains are not charged to the retry budget."""
     rewritten = None
+    down = shelf.outages.of(ctx.run_id or '')
     explained = explain_unknown_tool_refusals(
-        ctx.messages, state.owners, set(state.loaded), lambda tool: _explain_unknown(shelf, tool)
+        ctx.messages, state.owners, set(state.loaded), lambda tool: _explain_unknown(shelf, tool, down)
     )
     if explained is not None:
         rewritten, forgiven = explained
@@ -40,14 +43,34 @@ async def revised_request(ctx: RunContext[Any], shelf: Shelf, state: LoadState) 
     return rewritten
 
 
-def _explain_unknown(shelf: Shelf, tool: str) -> str | None:
+def explained_refusals(ctx: RunContext[Any], shelf: Shelf, state: LoadState) -> set[str]:
+    """The tools whose "Unknown tool name" refusals in the latest request `revised_request` explains, so that
+    `prepare_tools` gives back what pydantic-ai charged for them: its retry counts for the step are set there, before
+    the request reaches `before_model_request`, so a model that calls a skill's name as a tool twice (or a tool of a
+    server that is down) would otherwise end the run."""
+    down = shelf.outages.of(ctx.run_id or '')
+    return {
+        tool
+        for tool in unknown_tool_refusals(ctx.messages)
+        if tool in state.owners or _explain_unknown(shelf, tool, down) is not None
+    }
+
+
+def _explain_unknown(shelf: Shelf, tool: str, down: dict[str, str]) -> str | None:
     """What to tell a model that called `tool`, which is not a tool: a skill's name (written as it is or with `_` for
-    `-`) is loaded with `load_skill`, and `search_skills` is not offered when every skill is listed."""
+    `-`) is loaded with `load_skill`, `search_skills` is not offered when every skill is listed, and while a skill's
+    tool server is down (`down`: skill → what happened) its tools are not listed, so an unknown tool may be one of
+    them (a model remembers them from an earlier run): it is told which skills' tools are unavailable."""
     if tool == 'search_skills' and Operation.SEARCH in shelf.unused:
         return unused_search_message()
     for name in dict.fromkeys((tool, tool.replace('_', '-'), tool.lower().replace('_', '-'))):
         if (skill := shelf.library.get(name)) is not None and skill.model_invocable:
             return skill_called_as_tool_message(tool, name)
+    if down:
+        return ' '.join(
+            tool_server_down_message(skill, what, tool if index == 0 else None)
+            for index, (skill, what) in enumerate(down.items())
+        )
     return None
 
 

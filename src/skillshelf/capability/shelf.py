@@ -24,7 +24,7 @@ from ..skill import Skill
 from ..workspace.materialise import Copied, copy_skill
 from .catalog import CatalogEntry, text_fields
 from .file_tools import FILE_TOOL_NAMES, build_file_toolset
-from .lazy_toolset import LazyToolset
+from .lazy_toolset import LazyToolset, ToolServerOutages
 from .meta_tools import META_TOOL_NAMES, Placement, build_meta_toolset
 from .operations import Operation, skill_tool_tag
 from .options import SkillsOptions
@@ -60,6 +60,8 @@ class Shelf:
     """Meta-tools that add nothing for this library, so they are not sent: `search_skills` while the catalog lists
     every skill whole, `read_skill_resource` in a small library whose skills have no files, `unload_skill` when no
     skill has tools or `allowed-tools`. Decided when the library changes, never per request, so the prompt cache holds."""
+    outages: ToolServerOutages = field(init=False, default_factory=ToolServerOutages)
+    """The skills whose tool servers are down in each run (see `LazyToolset`)."""
     _catalog_of: dict[str, Skill[Any]] | None = field(init=False, default=None)
     """The library's skills the catalog was rendered from; a check that found changes replaces them."""
     _tool_count: int = field(init=False, default=0)
@@ -99,7 +101,7 @@ class Shelf:
                     else []
                 ),
                 *([build_file_toolset(self.capability_id, scripts.script_limits)] if scripts.file_tools else []),
-                *(_skill_toolset(skill, self.capability_id) for skill in with_tools),
+                *(_skill_toolset(skill, self.capability_id, self.outages) for skill in with_tools),
             ]
         )
         self.sync()
@@ -165,11 +167,13 @@ async def place_skill(workspace: Workspace, skill: Skill[Any]) -> Copied | None:
         return None
 
 
-def _skill_toolset(skill: Skill[AgentDepsT], capability_id: str) -> AbstractToolset[AgentDepsT]:
+def _skill_toolset(
+    skill: Skill[AgentDepsT], capability_id: str, outages: ToolServerOutages
+) -> AbstractToolset[AgentDepsT]:
     """A skill's tools, tagged with it; a toolset that lists its tools only when it runs (an MCP server, say) is
-    started only in runs that load the skill."""
+    started only in runs that load the skill, and reports to `outages` when its server is down."""
     tagged = skill.toolset.with_metadata(**skill_tool_tag(capability_id, skill.name))
-    return tagged if skill.tools_known else LazyToolset(tagged, capability_id, skill.name)
+    return tagged if skill.tools_known else LazyToolset(tagged, capability_id, skill.name, outages)
 
 
 def _count_tools(skills: Iterable[Skill[Any]]) -> int:

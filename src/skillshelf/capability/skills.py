@@ -43,7 +43,7 @@ from .invocation import SkillCommand, UserLoad, invoke_from_prompt, user_load
 from .operations import tag_of
 from .options import SkillsOptions, resolve_skills, skill_list
 from .refusals import describe_problems, forgive, invalid_arguments_message, sanitized
-from .request_notes import revised_request
+from .request_notes import explained_refusals, revised_request
 from .shelf import RESERVED_TOOL_NAMES, Shelf
 from .state import LoadState
 
@@ -262,7 +262,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         revealed = revealed_from_history(ctx.messages, self.capability_id) if keep else set[str]()
         shelf = self._shelf
         visible = self._state.visible(tool_defs, self.capability_id, revealed, shelf.name_choices, shelf.unused)
-        forgive(ctx.retries, visible.forgiven)
+        forgive(ctx.retries, visible.forgiven | explained_refusals(ctx, shelf, self._state))
         return visible.tools
 
     async def before_model_request(
