@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ('one_line', 'shown')
+import re
+
+__all__ = ('one_line', 'shown', 'without_paths')
 
 SHOWN_CHARACTERS = 80
 """How much of a model-supplied argument a message repeats back."""
@@ -23,3 +25,15 @@ def shown(text: str, limit: int = SHOWN_CHARACTERS) -> str:
     if len(text) <= limit:
         return repr(text)
     return f'{text[: limit - 1]!r}… ({len(text):,} characters)'
+
+
+_FOLDERS_OF_ABSOLUTE_PATH = re.compile(r'(?<![\w.~:/\\-])(?:[A-Za-z]:|~)?[\\/](?:[^\s\'"`()<>\\/]+[\\/])+')
+"""The folders of an absolute path (`/home/me/skills/` of `/home/me/skills/deploy`, `C:\\skills\\`), up to its last
+part."""
+
+
+def without_paths(text: str) -> str:
+    """`text` with every absolute path cut to its last part (`/home/me/skills/deploy/SKILL.md` becomes `SKILL.md`):
+    for reasons written for the application (a skipped skill's, say) that the model reads too, since the model needs
+    no map of the host's file system."""
+    return _FOLDERS_OF_ABSOLUTE_PATH.sub('', text)

@@ -104,7 +104,7 @@ def test_a_skill_only_users_may_invoke_stays_out_of_the_models_reach(tmp_path: P
     )
 
     [refused] = tool_returns(result.all_messages(), 'load_skill')
-    assert refused.startswith("There is no skill named 'deploy'")
+    assert refused.startswith("The skill 'deploy' is for the user to invoke (by typing /deploy), not for you to load.")
     assert loaded_skills(result.all_messages()) == []
 
     invoked = Script([[TextPart('deployed')]])

@@ -13,7 +13,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import WrapToolExecuteHandler
 
 from .fork import fork_reply, forks
-from .meta_tools import unknown_skill_message
+from .meta_tools import unknown_skill_message, user_only_message
 from .operations import Operation, Tag
 from .refusals import unloaded_tool_message
 from .shelf import RESERVED_TOOL_NAMES, Shelf
@@ -68,6 +68,8 @@ async def _meta_call(
     if operation is Operation.UNLOAD:
         return await state.unload(name, args, handler, shelf.capability_id)
     if name not in state.loaded:
+        if (skill := shelf.library.get(name)) is not None and not skill.model_invocable:
+            return user_only_message(name)
         then = 'run its scripts' if operation is Operation.RUN else 'read its files'
         return f'The skill {name!r} is not loaded: call `load_skill` with {name!r} first, then {then}.'
     return await handler(args)

@@ -18,7 +18,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace
 
-from .._text import one_line, shown
+from .._text import one_line, shown, without_paths
 from ..content.base import decode_text
 from ..errors import ResourceError, SkillFormatError
 from ..library import SkillLibrary
@@ -200,11 +200,15 @@ def unreadable_message(name: str, error: SkillFormatError | OSError) -> str:
 
 def unknown_skill_message(library: SkillLibrary, name: str, search: bool = True) -> str:
     """Tell the model a skill name is unknown, with the closest names and where to find the right one: `search_skills`
-    when it is offered (`search`), else the list in its instructions."""
+    when it is offered (`search`), else the list in its instructions. A skill only the user may invoke is named as
+    such (and never suggested), and a removed skill's reason is given without host paths."""
     find = 'call `search_skills`' if search else 'pick one listed in your instructions'
+    skill = library.get(name)
+    if skill is not None and not skill.model_invocable:
+        return user_only_message(name)
     if (reason := library.removed.get(name)) is not None:
-        return f'The skill {name!r} is no longer available: {reason}. Carry on without it, or {find}.'
-    close = library.closest_names(name)
+        return f'The skill {name!r} is no longer available: {without_paths(reason)}. Carry on without it, or {find}.'
+    close = [found for found in library.closest_names(name) if library.skills[found].model_invocable]
     hint = f' Did you mean {" or ".join(repr(n) for n in close)}?' if close else ''
     where = (
         'Call `search_skills` to find skills by what they do.'
@@ -212,6 +216,14 @@ def unknown_skill_message(library: SkillLibrary, name: str, search: bool = True)
         else 'The skills are listed in your instructions.'
     )
     return f'There is no skill named {shown(name)}.{hint} {where}'
+
+
+def user_only_message(name: str) -> str:
+    """Tell the model that `name` is a skill only the user may invoke (`disable-model-invocation`)."""
+    return (
+        f'The skill {name!r} is for the user to invoke (by typing /{name}), not for you to load. If it fits the task, '
+        f'tell the user they can run /{name}; otherwise carry on without it.'
+    )
 
 
 def _match(skill: Skill[Any], score: float) -> SkillMatch:

@@ -153,6 +153,15 @@ def _how_alike(name: str, taken: str) -> str:
     return 'characters of another script'
 
 
+def _read_from(skill: Skill[Any]) -> str:
+    """Where a source's skill was read from, in words: a folder, a command file, or its origin (a package, a
+    registry)."""
+    if skill.folder is not None:
+        return f'the folder {skill.origin}'
+    origin = skill.origin or skill.name
+    return f'the command file {origin}' if origin.endswith('.md') else origin
+
+
 def _add_source_skill(
     by_name: dict[str, Skill[Any]], names: _Names, skipped: list[SkippedSkill], skill: Skill[Any]
 ) -> None:
@@ -162,10 +171,10 @@ def _add_source_skill(
         return
     existing = by_name[taken]
     if existing.origin is None and taken == skill.name:
-        raise SkillConflictError(f'the Python skill {taken!r} and the folder {skill.origin} share a name; rename one')
+        raise SkillConflictError(f'the Python skill {taken!r} and {_read_from(skill)} share a name; rename one')
     if existing.origin is None:
         raise SkillConflictError(
-            f'the Python skill {taken!r} and the folder {skill.origin} have names that look alike ({skill.name!r}: '
+            f'the Python skill {taken!r} and {_read_from(skill)} have names that look alike ({skill.name!r}: '
             f'{_how_alike(skill.name, taken)}); rename one'
         )
     if taken == skill.name:

@@ -16,6 +16,7 @@ from ..ranking.lexical import DEFAULT_THRESHOLD, SearchHit
 from ..ranking.ranker import SearchMode, SearchOptions
 from ..skill import Skill
 from ..sources.base import SkippedSkill
+from ..sources.commands import COMMAND_SUFFIX
 from .collection import Collection, Intake
 from .index import SearchIndex
 from .options import LibraryOptions
@@ -142,11 +143,11 @@ class SkillLibrary:
             warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=3)
         changed = _summary(fresh.skills) != _summary(self.skills)
         gone = sorted(self.skills.keys() - fresh.skills.keys())
-        removed = {**self.removed, **dict.fromkeys(gone, 'its folder was deleted or moved')}
+        removed = {**self.removed, **{name: _gone(self.skills[name]) for name in gone}}
         for problem in fresh.skipped:
             name = _folder_name(problem.path)
             if name in removed:
-                removed[name] = f'its SKILL.md is now skipped ({problem.problem})'
+                removed[name] = f'its {_file_of(self.skills.get(name))} is now skipped ({problem.problem})'
         self.removed = {name: reason for name, reason in removed.items() if name not in fresh.skills}
         self._search_index.use(
             fresh.skills, fresh.versions
@@ -222,4 +223,22 @@ def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, str | None]]
 
 
 def _folder_name(path: Path) -> str:
-    return path.parent.name if path.name == SKILL_FILE else path.name
+    """The name of the skill a skipped entry would have been: its folder's, or a command file's without `.md`."""
+    if path.name == SKILL_FILE:
+        return path.parent.name
+    return path.name.removesuffix(COMMAND_SUFFIX) if path.suffix == COMMAND_SUFFIX else path.name
+
+
+def _is_command(skill: Skill[Any] | None) -> bool:
+    """Whether `skill` was read from a command file (`deploy.md`), not a skill folder."""
+    return skill is not None and skill.folder is None and (skill.origin or '').endswith(COMMAND_SUFFIX)
+
+
+def _gone(skill: Skill[Any]) -> str:
+    """Why a skill that disappeared is gone, in words that fit where it came from."""
+    return 'its file was deleted or moved' if _is_command(skill) else 'its folder was deleted or moved'
+
+
+def _file_of(skill: Skill[Any] | None) -> str:
+    """What holds a skill's frontmatter: a command file, or a `SKILL.md`."""
+    return 'command file' if _is_command(skill) else SKILL_FILE
