@@ -20,7 +20,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLimitError, WorkspaceTimeoutError
 
-from .._text import shown
+from .._text import shown, without_paths
 from ..content import safe_relative_path
 from ..errors import ResourceError, ScriptError, SkillError, SkillWarning
 from ..library import SkillLibrary
@@ -40,6 +40,10 @@ MAX_ARGUMENTS = 100
 """A run takes at most this many arguments."""
 MAX_INPUT_BYTES = 1024 * 1024
 """The model's input files for one run, in all."""
+MAX_ARGUMENT_BYTES = 128 * 1024 - 1
+"""One argument, in UTF-8: Linux refuses a longer one (`MAX_ARG_STRLEN`) with "Argument list too long"."""
+MAX_ARGUMENTS_BYTES = 1024 * 1024
+"""All arguments together, well under the usual 2 MiB `ARG_MAX`, which the environment shares."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,8 @@ async def run_script(
         )
     if len(args) > MAX_ARGUMENTS:
         return f'Too many arguments ({len(args)}); at most {MAX_ARGUMENTS}.'
+    if (problem := _arguments_problem(args)) is not None:
+        return f'Cannot run {shown(requested)} of {skill.name!r}: {problem}'
     try:
         found = await asyncio.to_thread(_find, skill, requested)
         first_line = await asyncio.to_thread(_first_line, skill, found)
@@ -150,7 +156,10 @@ async def run_script(
     except (ResourceError, ScriptError) as error:
         return f'Cannot run {shown(requested)} of {skill.name!r}: {error}'
     except WorkspaceError as error:
-        return f'Cannot run {shown(requested)} of {skill.name!r}: the workspace failed ({error}).'
+        return f'Cannot run {shown(requested)} of {skill.name!r}: the workspace failed ({without_paths(str(error))}).'
+    except (OSError, ValueError) as error:  # what the arguments checks missed: the OS refused to start the program
+        problem = without_paths(error.strerror or str(error)) if isinstance(error, OSError) else str(error)
+        return f'Cannot run {shown(requested)} of {skill.name!r}: the program could not be started ({problem}).'
     record_script_result(result)
     if (module := missing_module(result.stderr)) is not None:
         warnings.warn(
@@ -192,6 +201,28 @@ def report(script: str, result: ScriptResult, limits: ScriptLimits, missing: str
             'Do not retry it: tell the user the module is missing there, or carry on without this script.'
         )
     return '\n'.join(lines)
+
+
+def _arguments_problem(args: list[str]) -> str | None:
+    """Why the operating system would refuse `args` (a NUL byte ends a C string; Linux caps each argument and all of
+    them together), said so the model can pass the data another way; `None` when they are fine."""
+    total = 0
+    for index, argument in enumerate(args):
+        if '\x00' in argument:
+            return f'argument {index} contains a NUL byte, which no program can receive; pass such data in `files`.'
+        size = len(argument.encode('utf-8', 'surrogatepass'))
+        if size > MAX_ARGUMENT_BYTES:
+            return (
+                f'argument {index} is {size:,} bytes; one argument may have at most {MAX_ARGUMENT_BYTES:,}. Write '
+                'the data to a file with `files` and pass its name.'
+            )
+        total += size
+    if total > MAX_ARGUMENTS_BYTES:
+        return (
+            f'the arguments are {total:,} bytes together; at most {MAX_ARGUMENTS_BYTES:,}. Write the data to files '
+            'with `files` and pass their names.'
+        )
+    return None
 
 
 def _find(skill: Skill[Any], requested: str) -> Script:
