@@ -196,11 +196,14 @@ def test_a_path_that_names_no_file_of_the_skill_is_refused_with_its_scripts(tmp_
     sandbox = SkillSandbox(tmp_path / 'workspaces')
     replies = [
         run_script(Skills(library, scripts=True), path, [], sandbox)
-        for path in ('../../evil.py', '/etc/passwd', 'scripts/link.py', 'scripts/ok')
+        for path in ('../../evil.py', '/etc/passwd', 'scripts/link.py', 'scripts/nope', '../evil')
     ]
     assert all(reply.startswith('Cannot run ') for reply in replies), replies
     assert not any('escaped' in reply for reply in replies)
     assert replies[2].endswith('is not a file of the skill. Its scripts are: scripts/ok.py, scripts/other.sh.')
+    # `scripts/ok` is how skills' own docs often name `scripts/ok.py` (Anthropic's pdf skill: `python
+    # scripts/check_fillable_fields <file.pdf>`), so it runs that file.
+    assert run_script(Skills(library, scripts=True), 'scripts/ok', [], sandbox).startswith('scripts/ok.py exited')
     case(
         'Runs',
         '`run_skill_script` with a path or symlink outside the skill',

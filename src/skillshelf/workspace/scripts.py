@@ -75,7 +75,8 @@ class ScriptResult:
 
 def find_script(requested: str, files: Sequence[str]) -> Script:
     """The script `requested` names among a skill's `files`: a path (`scripts/fill.py`, `./scripts/fill.py`,
-    `${CLAUDE_SKILL_DIR}/scripts/fill.py`) or a Python module (`scripts.fill`, `python -m scripts.fill`).
+    `${CLAUDE_SKILL_DIR}/scripts/fill.py`, `scripts/fill` when that names no file but `scripts/fill.py` is one) or a
+    Python module (`scripts.fill`, `python -m scripts.fill`).
 
     Raises:
         ResourceError: it names no file of the skill (the message lists its scripts), or is not a plain relative path.
@@ -92,6 +93,8 @@ def find_script(requested: str, files: Sequence[str]) -> Script:
     relative = safe_relative_path(text).as_posix()
     if relative in files:
         return Script(relative)
+    if f'{relative}.py' in files:  # as skills' own docs write it: `python scripts/check_fillable_fields <file.pdf>`
+        return Script(f'{relative}.py')
     raise ResourceError(f'{shown(requested)} is not a file of the skill. {_scripts_of(files)}')
 
 
