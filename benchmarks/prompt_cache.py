@@ -84,7 +84,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     measured = measure_all()
-    print(f'{"provider, unload":<24} {"prefix kept":>12} {"reused chars":>14} {"request chars":>14} {"last request":>13}')
+    print(
+        f'{"provider, unload":<24} {"prefix kept":>12} {"reused chars":>14} {"request chars":>14} {"last request":>13}'
+    )
     for key, unload in (('providers', 'keep'), ('hidden', 'hide')):
         for provider, row in measured[key].items():
             print(
