@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from typer.testing import CliRunner, Result
 from skillshelf.cli.app import app
 from skillshelf.needs.shell import shell_commands
 
+from reliability.ledger import case
 from skill_files import write_skill
 
 FILL = textwrap.dedent(
@@ -345,3 +347,37 @@ def test_programs_are_looked_up_as_the_sandbox_sees_them(tmp_path: Path) -> None
 )
 def test_the_shell_reader_takes_only_the_first_word_of_each_command(script: str, expected: dict[str, bool]) -> None:
     assert shell_commands(script).commands == expected
+
+
+# --- hostile files --------------------------------------------------------------------------------
+
+
+def test_hostile_scripts_are_noted_not_fatal_and_not_slow(tmp_path: Path) -> None:
+    """Scripts written to hurt a reader: nesting deeper than Python's parser takes, a PEP 723 header line repeated
+    (the PEP's own regular expression takes quadratic time on it), a shell script of open quotes, binary bytes under
+    a script's name, a file over the size read."""
+    files: dict[str, str | bytes] = {
+        'scripts/deep.py': 'x = ' + '-' * 200_000 + '1\nimport deep_after\n',
+        'scripts/long.py': 'import yaml\nx = 1' + ' + 1' * 300_000 + '\n',
+        'scripts/headers.py': '# /// script\n' * 150_000 + 'import header_after\n',
+        'scripts/quotes.sh': ('"\n' + 'jq .\n' * 21) * 8_000,
+        'scripts/binary.py': b'import os\x00\xff\xfe' * 1000,
+        'scripts/huge.py': 'import huge_after\n' + '#' * (3 * 1024 * 1024),
+    }
+    write_skill(tmp_path / 'lib', 'hostile', files=files)
+    started = time.perf_counter()
+    code, report = as_json(tmp_path / 'lib', '--local')
+    seconds = time.perf_counter() - started
+    [skill] = report['skills']
+    notes = skill['notes']
+    assert 'scripts/deep.py: not read as Python (MemoryError)' in notes
+    assert 'scripts/long.py: not read as Python (RecursionError)' in notes
+    assert any(note.startswith('scripts/huge.py: not read (') for note in notes)
+    assert 'scripts/quotes.sh: only its first 128 KiB were read for commands' in notes
+    needs = needs_of(report, 'hostile')
+    assert ('module', 'header_after') in needs  # the header lines are comments; the import after them is read
+    assert ('command', 'jq') in needs  # what lay between the open quotes was not lost entirely
+    assert not any(name in ('deep_after', 'huge_after', 'os') for _, name in needs)
+    assert code == 1
+    assert seconds < 60  # minutes or hours before the reader was bounded
+    case('Skill files', 'scripts that attack the dependency reader', f'{len(notes)} notes, {seconds:.1f} s: {notes}')

@@ -30,7 +30,7 @@ _RUN_GUARDS = frozenset(
 )
 _RUNNERS = frozenset({'run', 'Popen', 'call', 'check_call', 'check_output', 'getoutput', 'getstatusoutput'})
 _SHELL_RUNNERS = frozenset({'getoutput', 'getstatusoutput'})
-_HEADER = re.compile(r'(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$')
+_BLOCK_START = re.compile(r'# /// (?P<type>[a-zA-Z0-9-]+)')
 _REQUIREMENT = re.compile(r'\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*(?P<rest>.*)')
 _STDLIB = frozenset(sys.stdlib_module_names)
 
@@ -55,14 +55,14 @@ def python_needs(path: str, source: str, local: set[str]) -> PythonFindings:
     findings.sightings += [(need, path) for need in header]
     try:
         tree = ast.parse(source, filename=path)
-    except (SyntaxError, ValueError) as error:
+        walker = _Walker(_aliases(tree))
+        walker.visit(tree)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:  # MemoryError: nested too deep to parse
         line = getattr(error, 'lineno', None)
         findings.notes.append(
             f'{path}: not read as Python ({type(error).__name__}{f" at line {line}" if line else ""})'
         )
         return findings
-    walker = _Walker(_aliases(tree))
-    walker.visit(tree)
     for module, optional in walker.imports:
         if module in local or module == '__main__':
             continue
@@ -77,13 +77,13 @@ def python_needs(path: str, source: str, local: set[str]) -> PythonFindings:
 def script_header(path: str, source: str, notes: list[str]) -> list[Need]:
     """The packages and Python version a PEP 723 header (`# /// script`) declares; a header that cannot be read is
     noted in `notes`."""
-    blocks = [match for match in _HEADER.finditer(source) if match['type'] == 'script']
+    blocks = [content for kind, content in _comment_blocks(source) if kind == 'script']
     if not blocks:
         return []
     if len(blocks) > 1:
         notes.append(f'{path}: more than one `# /// script` header; none was read (PEP 723)')
         return []
-    text = ''.join(line[2:] if line.startswith('# ') else line[1:] for line in blocks[0]['content'].splitlines(True))
+    text = ''.join(line[2:] + '\n' if line.startswith('# ') else '\n' for line in blocks[0])
     try:
         data = _toml(text)
     except ValueError as error:
@@ -104,6 +104,29 @@ def script_header(path: str, source: str, notes: list[str]) -> list[Need]:
     if isinstance(python, str) and python.strip():
         needs.append(Need('python', 'python', python.strip()))
     return needs
+
+
+def _comment_blocks(source: str) -> Iterator[tuple[str, list[str]]]:
+    """The `# /// TYPE` ... `# ///` blocks of a script, as PEP 723's reference regular expression finds them (a block
+    runs to the last `# ///` of its run of comment lines), read line by line: the expression itself takes quadratic
+    time on a file of `# /// script` lines."""
+    lines = source.splitlines()
+    index = 0
+    while index < len(lines):
+        start = _BLOCK_START.fullmatch(lines[index])
+        index += 1
+        if start is None:
+            continue
+        end, close = index, None
+        while end < len(lines) and (lines[end] == '#' or lines[end].startswith('# ')):
+            if lines[end] == '# ///' and end > index:
+                close = end
+            end += 1
+        if close is not None:
+            yield start['type'], lines[index:close]
+            index = close + 1
+        else:
+            index = end
 
 
 def requirements_needs(path: str, text: str, notes: list[str]) -> list[Need]:

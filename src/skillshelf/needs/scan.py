@@ -18,7 +18,7 @@ from .compatibility import COMPATIBILITY, compatibility_needs
 from .model import Need, SkillNeeds, merge, normalise
 from .names import distribution_of
 from .python_source import PythonFindings, python_needs, requirements_needs
-from .shell import shell_commands
+from .shell import MAX_SHELL_BYTES, shell_commands
 
 if TYPE_CHECKING:
     from ..content import SkillContent
@@ -78,6 +78,8 @@ def scan_content(name: str, content: SkillContent, compatibility: str | None = N
             sightings += [
                 (Need('command', command, optional=optional), path) for command, optional in shell.commands.items()
             ]
+            if shell.cut:
+                notes.append(f'{path}: only its first {MAX_SHELL_BYTES // 1024} KiB were read for commands')
             if shell.unread:
                 notes.append(f'{path}: {shell.unread} line(s) not read (an unclosed quote)')
         elif kind == 'node' and program == 'node':

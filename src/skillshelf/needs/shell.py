@@ -89,12 +89,20 @@ _PASS_THROUGH = frozenset({'exec', 'command', 'nohup', 'env'})
 """Words that run the next word as the command (`exec node server.js`); `nohup` and `env` are programs too."""
 _PROBES = frozenset({'which', 'type', 'hash'})
 _SEPARATORS = frozenset({';', ';;', '&', '&&', '|', '||', '|&', '(', ')', '()', ';&', ';;&'})
+_NEEDS_SHLEX = re.compile(r'[\'"\\#]')
+_PLAIN_WORDS = re.compile(r'[();<>|&]+|[^\s();<>|&]+')
 _HEREDOC = frozenset({'<<', '<<-'})
 _FUNCTION = re.compile(
     r'^\s*(?:function\s+)?(?P<name>[A-Za-z_][\w.-]*)\s*\(\s*\)|^\s*function\s+(?P<bare>[A-Za-z_][\w.-]*)'
 )
-MAX_JOINED_LINES = 50
+MAX_JOINED_LINES = 20
 """A quote left open is read on over at most this many lines before the line is given up."""
+MAX_REREADS = 1000
+"""Reading on past an open quote re-reads the line; a script gets this many re-reads in all (real ones need a few),
+so a file of open quotes costs no more than a second."""
+MAX_SHELL_BYTES = 128 * 1024
+"""Only this much of a script is read: real shell scripts are far smaller (13 KiB is the largest in Anthropic's
+skills), and a huge one would take long."""
 
 
 @dataclass
@@ -105,12 +113,15 @@ class ShellFindings:
     """Program → optional (every use is after a `command -v` style lookup of it in the same script)."""
     unread: int = 0
     """Lines that could not be split into words (an unbalanced quote), left out."""
+    cut: bool = False
+    """Whether the script is longer than `MAX_SHELL_BYTES` and only its start was read."""
 
 
 def shell_commands(text: str) -> ShellFindings:
     """The programs the shell script `text` runs (see the module docstring)."""
+    findings = ShellFindings(cut=len(text) > MAX_SHELL_BYTES)
+    text = text[:MAX_SHELL_BYTES]
     functions = {match['name'] or match['bare'] for match in map(_FUNCTION.match, text.splitlines()) if match}
-    findings = ShellFindings()
     scan = _Scan(functions)
     for tokens in _token_lines(text, findings):
         scan.line(tokens)
@@ -163,14 +174,15 @@ def _token_lines(text: str, findings: ShellFindings) -> Iterator[list[str]]:
     bodies left out."""
     lines = text.splitlines()
     index = 0
+    rereads = MAX_REREADS
     while index < len(lines):
         line, index = lines[index], index + 1
         while line.endswith('\\') and index < len(lines):
             line, index = line[:-1] + ' ' + lines[index], index + 1
         tokens = _split(line)
         joined = 0
-        while tokens is None and index < len(lines) and joined < MAX_JOINED_LINES:
-            line, index, joined = line + '\n' + lines[index], index + 1, joined + 1
+        while tokens is None and index < len(lines) and joined < MAX_JOINED_LINES and rereads:
+            line, index, joined, rereads = line + '\n' + lines[index], index + 1, joined + 1, rereads - 1
             tokens = _split(line)
         if tokens is None:
             findings.unread += 1
@@ -185,6 +197,10 @@ def _token_lines(text: str, findings: ShellFindings) -> Iterator[list[str]]:
 
 
 def _split(line: str) -> list[str] | None:
+    """The words of `line` as `shlex` splits them (runs of `();<>|&` are words of their own), `None` at an open
+    quote. A line without quotes, escapes or `#` is split the same way by a regular expression, ten times faster."""
+    if not _NEEDS_SHLEX.search(line):
+        return _PLAIN_WORDS.findall(line)
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = '#'
