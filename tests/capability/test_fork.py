@@ -4,6 +4,7 @@ its final output, pays its usage, and goes on when the fork cannot run."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ def delete_everything() -> str:
     return 'deleted'
 
 
-def deploy(ctx: RunContext[None], target: str) -> str:
+def deploy(target: str) -> str:
     """Deploy to a target."""
     deployed.append(target)
     return f'deployed to {target}'
@@ -231,7 +232,7 @@ def test_a_fork_whose_allowed_tools_names_an_approval_required_tool_is_refused_n
     parent = Script([[call('load_skill', name='ship', arguments='production')]])
     fork = Script([[call('deploy', target='production')], [TextPart('Could not deploy: it needs approval.')]])
     shipper = Agent(parent_and_fork(parent, fork), capabilities=[Skills(tmp_path)])
-    shipper.tool(requires_approval=True)(deploy)
+    shipper.tool_plain(requires_approval=True)(deploy)
     result = shipper.run_sync('Ship it')
 
     assert deployed == []  # never ran: a folder skill's allowed-tools approves nothing, and no one else was asked
@@ -252,7 +253,7 @@ def test_a_forks_call_that_needs_approval_goes_to_the_applications_handler(tmp_p
     deployed.clear()
     asked: list[dict[str, Any]] = []
 
-    def approve(ctx: RunContext[None], requests: DeferredToolRequests) -> DeferredToolResults:
+    def approve(ctx: RunContext[Any], requests: DeferredToolRequests) -> DeferredToolResults:
         asked.extend(requests.metadata.values())
         return requests.build_results(approve_all=True)
 
@@ -262,7 +263,7 @@ def test_a_forks_call_that_needs_approval_goes_to_the_applications_handler(tmp_p
     shipper = Agent(
         parent_and_fork(parent, fork), capabilities=[Skills(tmp_path), HandleDeferredToolCalls(handler=approve)]
     )
-    shipper.tool(requires_approval=True)(deploy)
+    shipper.tool_plain(requires_approval=True)(deploy)
     shipper.run_sync('Ship it')
 
     assert deployed == ['staging']
@@ -275,21 +276,15 @@ def test_a_trusted_forks_allowed_tools_preapproves_as_a_loaded_skills_would() ->
     skill = research_skill(allowed='deploy')
     parent, fork = Script([LOAD_TIDES]), Script([[call('deploy', target='docs')], [TextPart('Deployed.')]])
     shipper = Agent(parent_and_fork(parent, fork), capabilities=[Skills(skills=[skill])])
-    shipper.tool(requires_approval=True)(deploy)
+    shipper.tool_plain(requires_approval=True)(deploy)
     shipper.run_sync('Ship it')
 
     assert deployed == ['docs']  # a Python skill is trusted: its allowed-tools pre-approves the agent's tool
 
 
-@pytest.mark.parametrize(
-    ('model', 'reason'),
-    [
-        ('nowhere:model-9', 'Unknown model: nowhere:model-9'),
-        ('openai:gpt-5.2', 'Set the `OPENAI_API_KEY` environment variable or pass it via'),
-    ],
-)
+@pytest.mark.parametrize('model', ['nowhere:model-9', 'openai:gpt-5.2'])  # unknown; a provider without its key
 def test_a_fork_model_that_cannot_be_built_is_explained_and_the_run_goes_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, reason: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str
 ) -> None:
     monkeypatch.delenv('OPENAI_API_KEY', raising=False)
     write_skill(tmp_path, 'review', 'Review the change.', fields={'context': 'fork', 'model': model})
@@ -298,9 +293,12 @@ def test_a_fork_model_that_cannot_be_built_is_explained_and_the_run_goes_on(
         result = Agent(parent_and_fork(parent, fork), capabilities=[Skills(tmp_path)]).run_sync('Review it')
 
     [reply] = tool_returns(result.all_messages(), 'load_skill')
-    assert reply.startswith(f"The skill 'review' runs as a sub-agent on the model '{model}', which cannot be used")
-    assert reason in reply
-    assert 'It did not run.' in reply
+    # pydantic-ai's reason (its first sentence) in brackets, in whatever words it uses
+    assert re.fullmatch(
+        f"The skill 'review' runs as a sub-agent on the model '{model}', which cannot be used here \\([^\\n]+\\)\\. "
+        'It did not run. Do the task without it, or tell the user the skill needs that model set up.',
+        reply,
+    )
     assert fork.requests == []
     assert result.output == 'done'
     case('Runs', f'a forked skill names the model {model!r}, which cannot be built', f'the parent is told: {reply}')
