@@ -118,17 +118,19 @@ def _named_model(skill: Skill[Any]) -> str | None:
 
 def _parent_model(skill: Skill[Any], ctx: RunContext[Any]) -> Model | str:
     """The parent run's model; in a durable unit that runs apart from the run (a Temporal activity), which is not
-    told the run's model, the agent's own."""
+    told the run's model, the agent's own (`Agent(model=...)`)."""
     model: object = ctx.model if not in_durable_unit(ctx) else ctx.agent.model if ctx.agent is not None else None
+    why = f'a {type(model).__name__} cannot drive it'
     if isinstance(model, str):
         try:
             model = infer_model(model)
         except (UserError, ImportError, ValueError) as error:
-            model = _reason(error)
+            why = f'its model cannot be built ({_reason(error)})'
+    elif model is None:
+        why = "it runs on the agent's own model, and the agent has none (a model given to the run does not reach here)"
     if isinstance(model, Model):
         return cast('Model[Any]', model)  # Model's type parameter is lost by the isinstance check
-    what = model if isinstance(model, str) else f'a {type(model).__name__} cannot drive it'
-    return f'The skill {skill.name!r} runs as a sub-agent, which cannot run here: {what}.'
+    return f'The skill {skill.name!r} runs as a sub-agent, which cannot run here: {why}. Do the task without it.'
 
 
 def _preamble(skill: Skill[Any], shelf: Shelf, placed: Copied | None, resources: list[str]) -> str:
