@@ -6,7 +6,7 @@ it can act on; the run goes on.
 Before the fix: `OSError: [Errno 7] Argument list too long` and `ValueError: embedded null byte` out of
 `run_sync` (under `LocalWorkspace` and `SkillSandbox` alike); `UserError: A deferred tool call was present, but
 DeferredToolRequests is not among output types` from the fork; `UserError: Unknown model` or a missing API key from
-the fork's model.
+the fork's model. (The fork cases are fixed by the fork work merged from `main`; these tests hold it to them.)
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent, Tool
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from skillshelf import Skill, Skills, SkillSandbox, SkillWarning
@@ -104,37 +104,54 @@ def wipe() -> str:
 wiped: list[str] = []
 
 
-def fork_agent(metadata: dict[str, Any]) -> Agent[None, str]:
-    """A parent that loads the forked skill `f`; its sub-agent (told apart by its prompt) calls `wipe` when it has it.
-    `wipe` needs approval."""
+def fork_agent(metadata: dict[str, Any], folder: Path | None = None) -> Agent[None, str]:
+    """A parent that loads the forked skill `f`; its sub-agent (told apart by its instructions) calls `wipe` when it
+    has it. `wipe` needs approval. With `folder`, `f` is a skill folder there (not trusted), else a Python skill."""
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        first = messages[0]
-        assert isinstance(first, ModelRequest)
-        prompt = next((part.content for part in first.parts if isinstance(part, UserPromptPart)), '')
-        if str(prompt).startswith('Clean up'):  # the sub-agent
+        if 'Clean up the disk.' in (info.instructions or ''):  # the sub-agent
             if len(messages) == 1 and 'wipe' in [tool.name for tool in info.function_tools]:
                 return ModelResponse(parts=[ToolCallPart('wipe', {})])
-            return ModelResponse(parts=[TextPart('cleaned')])
+            last = messages[-1].parts[-1]
+            return ModelResponse(parts=[TextPart(f'cleaned; wipe said: {getattr(last, "content", "")}'[:300])])
         if len(messages) == 1:
             return ModelResponse(parts=[call('load_skill', name='f')])
         return ModelResponse(parts=[TextPart('parent done')])
 
-    skill = Skill('f', 'Clean the machine up.', 'Clean up the disk.', metadata={'context': 'fork', **metadata})
-    return Agent(
-        FunctionModel(respond), tools=[Tool(wipe, requires_approval=True)], capabilities=[Skills(skills=[skill])]
-    )
+    fields = {'context': 'fork', **metadata}
+    if folder is None:
+        skills = Skills(skills=[Skill('f', 'Clean the machine up.', 'Clean up the disk.', metadata=fields)])
+    else:
+        write_skill(folder, 'f', 'Clean up the disk.', description='Clean the machine up.', fields=fields)
+        skills = Skills(folder)
+    return Agent(FunctionModel(respond), tools=[Tool(wipe, requires_approval=True)], capabilities=[skills])
 
 
 @pytest.mark.parametrize('allowed', ['wipe', 'wipe fetch', 'Bash(*) wipe'])
-def test_a_fork_allowed_a_tool_that_needs_approval_stops_with_a_message(allowed: str) -> None:
+def test_a_fork_allowed_a_tool_that_needs_approval_is_refused_not_raised(tmp_path: Path, allowed: str) -> None:
+    """An untrusted skill's `allowed-tools` cannot approve the agent's tools: the call is refused inside the fork,
+    and the sub-agent and the parent run go on (the sub-agent used to have no way to stop for approval: `UserError`
+    out of the parent run)."""
     wiped.clear()
-    result = fork_agent({'allowed-tools': allowed}).run_sync('tidy up')
+    result = fork_agent({'allowed-tools': allowed}, tmp_path / 'lib').run_sync('tidy up')
     [reply] = tool_returns(result.all_messages(), 'load_skill')
     assert result.output == 'parent done'
-    assert wiped == []  # never run without the approval
-    assert reply.startswith("The skill 'f' stopped before it finished: its sub-agent called 'wipe', which needs")
-    case("The model's calls", f'a forked skill whose allowed-tools ({allowed!r}) names a tool needing approval', reply)
+    assert wiped == []  # never run without an approval
+    assert reply.startswith("The skill 'f' ran in a sub-agent. Its result:\n\ncleaned; wipe said: Not run:")
+    assert 'needs approval, and no one could give it' in reply
+    case(
+        "The model's calls",
+        f'a forked folder skill whose allowed-tools ({allowed!r}) names a tool needing approval',
+        reply[:200],
+    )
+
+
+def test_a_trusted_forks_allowed_tools_approve_the_call() -> None:
+    wiped.clear()
+    result = fork_agent({'allowed-tools': 'wipe'}).run_sync('tidy up')
+    [reply] = tool_returns(result.all_messages(), 'load_skill')
+    assert wiped == ['wiped']
+    assert reply.endswith('cleaned; wipe said: wiped')
 
 
 @pytest.mark.parametrize(
@@ -146,19 +163,23 @@ def test_a_fork_allowed_a_tool_that_needs_approval_stops_with_a_message(allowed:
         ('anthropic:claude-sonnet-4-5', 'ANTHROPIC_API_KEY'),
     ],
 )
-def test_a_fork_whose_model_cannot_be_built_says_so(monkeypatch: pytest.MonkeyPatch, model: str, said: str) -> None:
+def test_a_fork_whose_model_cannot_be_built_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, said: str
+) -> None:
     monkeypatch.delenv('OPENAI_API_KEY', raising=False)
     monkeypatch.delenv('ANTHROPIC_API_KEY', raising=False)
-    with pytest.warns(SkillWarning, match=f"skill 'f': its model {model!r} cannot be used"):
-        result = fork_agent({'model': model}).run_sync('tidy up')
-    [reply] = tool_returns(result.all_messages(), 'load_skill')
-    assert result.output == 'parent done'
-    assert reply.startswith(f"The skill 'f' did not run: it asks for the model {model!r} for its sub-agent")
-    assert said in reply
+    for folder in (None, tmp_path / 'lib') if model != ':' else (None,):  # a bare `:` is no YAML value
+        with pytest.warns(SkillWarning, match=f"skill 'f': its sub-agent model {model!r} cannot be used"):
+            result = fork_agent({'model': model}, folder).run_sync('tidy up')
+        [reply] = tool_returns(result.all_messages(), 'load_skill')
+        assert result.output == 'parent done'
+        assert reply.startswith(f"The skill 'f' runs as a sub-agent on the model {model!r}, which cannot be used here")
+        assert said in reply
+        assert 'It did not run.' in reply
     case("The model's calls", f'a forked skill whose model {model!r} cannot be built', reply[:160])
 
 
 def test_a_fork_with_a_usable_model_still_runs() -> None:
     result = fork_agent({'model': 'inherit', 'allowed-tools': 'fetch'}).run_sync('tidy up')
     [reply] = tool_returns(result.all_messages(), 'load_skill')
-    assert reply == "The skill 'f' ran in a sub-agent. Its result:\n\ncleaned"
+    assert reply.startswith("The skill 'f' ran in a sub-agent. Its result:\n\ncleaned")
