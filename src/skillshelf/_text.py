@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ('one_line', 'shown')
+import re
+
+__all__ = ('hide_passwords', 'one_line', 'shown')
 
 SHOWN_CHARACTERS = 80
 """How much of a model-supplied argument a message repeats back."""
@@ -23,3 +25,16 @@ def shown(text: str, limit: int = SHOWN_CHARACTERS) -> str:
     if len(text) <= limit:
         return repr(text)
     return f'{text[: limit - 1]!r}… ({len(text):,} characters)'
+
+
+_URL_PASSWORD = re.compile(r'(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:)(?P<password>[^\s/]*)@')
+
+
+def hide_passwords(text: str, *secrets: str | None) -> str:
+    """`text` with the password of every URL in it (`scheme://user:password@host`) and each of `secrets` shown as
+    `***`: what a database URL puts in a message, an error from its driver or a `repr` must never reach a log."""
+    hidden = _URL_PASSWORD.sub(lambda found: f'{found["head"]}***@', text)
+    for secret in secrets:
+        if secret:
+            hidden = hidden.replace(secret, '***')
+    return hidden
