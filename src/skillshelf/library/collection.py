@@ -101,6 +101,8 @@ class Intake:
         return Collection(by_name, skipped, tuple(versions), deviations)
 
     def _selected(self, skills: Iterable[Skill[Any]]) -> list[Skill[Any]]:
+        if not self.selection.include and not self.selection.exclude:
+            return list(skills)
         return [skill for skill in skills if self.selection.selects(skill.name)]
 
 
@@ -161,11 +163,13 @@ def _add_source_skill(
         by_name[skill.name] = skill
         return
     existing = by_name[taken]
+    # A registry's, a package's or a command file's skill is no folder: it is named by where it comes from.
+    other = f'the folder {skill.origin}' if skill.folder is not None else f'the skill from {skill.origin}'
     if existing.origin is None and taken == skill.name:
-        raise SkillConflictError(f'the Python skill {taken!r} and the folder {skill.origin} share a name; rename one')
+        raise SkillConflictError(f'the Python skill {taken!r} and {other} share a name; rename one')
     if existing.origin is None:
         raise SkillConflictError(
-            f'the Python skill {taken!r} and the folder {skill.origin} have names that look alike ({skill.name!r}: '
+            f'the Python skill {taken!r} and {other} have names that look alike ({skill.name!r}: '
             f'{_how_alike(skill.name, taken)}); rename one'
         )
     if taken == skill.name:

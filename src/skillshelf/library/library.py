@@ -140,9 +140,9 @@ class SkillLibrary:
         reported = set(self.deviations)
         for deviation in [deviation for deviation in fresh.deviations if deviation not in reported]:
             warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=3)
-        changed = _summary(fresh.skills) != _summary(self.skills)
+        changed = _changed(self.skills, fresh.skills)
         gone = sorted(self.skills.keys() - fresh.skills.keys())
-        removed = {**self.removed, **dict.fromkeys(gone, 'its folder was deleted or moved')}
+        removed = {**self.removed, **{name: _gone(self.skills[name]) for name in gone}}
         for problem in fresh.skipped:
             name = _folder_name(problem.path)
             if name in removed:
@@ -217,8 +217,24 @@ def _current_versions(intake: Intake) -> list[Hashable]:
     return versions
 
 
-def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, str | None]]:
-    return [(name, skill.description, skill.origin) for name, skill in skills.items()]
+def _changed(before: dict[str, Skill[Any]], after: dict[str, Skill[Any]]) -> bool:
+    """Whether the skills' names (in order), descriptions or origins changed; a source that kept a skill as it was
+    (a registry's incremental read) hands back the same object, which is not looked into."""
+    if len(before) != len(after) or list(before) != list(after):
+        return True
+    return any(
+        old is not new and (old.description, old.origin) != (new.description, new.origin)
+        for old, new in zip(before.values(), after.values(), strict=True)
+    )
+
+
+def _gone(skill: Skill[Any]) -> str:
+    """Why a skill that was read before is not read now (when its entry is not skipped instead)."""
+    if skill.folder is not None:
+        return 'its folder was deleted or moved'
+    if (skill.origin or '').endswith('.md'):  # a command file
+        return 'its file was deleted or moved'
+    return 'its source no longer has it (removed or unpublished)'
 
 
 def _folder_name(path: Path) -> str:
