@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
@@ -27,19 +28,52 @@ from ...markdown.frontmatter import read_markdown
 from ...skill import Skill
 from ..base import SkippedSkill, SourceSkills, skipped
 from .schema import AnyRow, AnySelect, blobs, catalog, files, revisions, state
+from ..registry_pins import RegistryPins
 from .store import BODY_START_CHARS
 
-if TYPE_CHECKING:
-    from . import SkillRegistry
+__all__ = ('CatalogReader', 'RegistryContent', 'RegistryHandle', 'Unreachable')
 
-__all__ = ('CatalogReader', 'RegistryContent', 'Unreachable')
+
+class RegistryHandle(Protocol):
+    """What a reader uses of its `SkillRegistry` (a protocol, so this module sits below the registry's)."""
+
+    @property
+    def pins(self) -> RegistryPins:
+        """Which revisions the worker reads."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """How the registry is named in messages and origins."""
+        ...
+
+    @property
+    def engine(self) -> sa.Engine:
+        """The database."""
+        ...
+
+    def connect(self, *, writing: bool = False) -> AbstractContextManager[sa.Connection]:
+        """A connection whose failures are `SkillError`s without the URL's password."""
+        ...
+
+    def version_token(self, version: int | None) -> Hashable:
+        """The source version of a read made at registry version `version`."""
+        ...
+
+    def fetch(self, statement: AnySelect) -> AnyRow | None:
+        """The first row of `statement`, for a run (`Unreachable` when the database fails)."""
+        ...
+
+    def fetch_all(self, statement: AnySelect) -> Sequence[AnyRow]:
+        """Every row of `statement`, for a run (`Unreachable` when the database fails)."""
+        ...
 
 
 @dataclass
 class CatalogReader:
     """One registry's skills as its last read left them, brought up to date by the next read."""
 
-    registry: SkillRegistry
+    registry: RegistryHandle
     """The registry read (its engine, label and pins)."""
     seen: int | None = None
     """The registry version of the last read of the live rows; `None` before the first."""
