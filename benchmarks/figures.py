@@ -288,7 +288,6 @@ def _figures() -> Iterator[tuple[str, Figure]]:
         )
     for backend in ('sqlite', 'postgresql'):
         yield f'registry.100000.{backend}.publish_all_s', registry('publish_all_s', backend, lambda v: fmt(v, 0))
-        yield f'registry.100000.{backend}.rows_per_change', registry('rows_read_per_change', backend, count)
 
     yield 'reminders.filler_messages', lambda r: count(r['reminders']['filler_messages'])
     yield 'reminders.longer_messages', lambda r: count(r['reminders']['longer_messages'])
