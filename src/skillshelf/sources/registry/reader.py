@@ -27,8 +27,8 @@ from ...errors import ResourceError, SkillFormatError
 from ...markdown.frontmatter import read_markdown
 from ...skill import Skill
 from ..base import SkippedSkill, SourceSkills, skipped
-from .schema import AnyRow, AnySelect, blobs, catalog, files, revisions, state
 from ..registry_pins import RegistryPins
+from .schema import AnyRow, AnySelect, blobs, catalog, files, revisions, state
 from .store import BODY_START_CHARS
 
 __all__ = ('CatalogReader', 'RegistryContent', 'RegistryHandle', 'Unreachable')
