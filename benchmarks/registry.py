@@ -1,6 +1,6 @@
 """The SQL registry beside the folder library at 2,651 real skills (and more, made by `scale.scaled_docs`): worker
-start, first and warm search, the per-run check, publish-to-visible delay, and whether both rank the trigger queries
-identically.
+start, first and warm search, the per-run check, publish-to-visible delay (and how many catalog rows a worker reads to
+see one published skill), and whether both rank the trigger queries identically.
 
     python benchmarks/registry.py --data ../shared/bench [--sizes 2651,100000] [--postgres postgresql+psycopg://...]
 
@@ -110,8 +110,12 @@ def measure(label: str, url: str, folder: Path, queries_file: Path, folder_row: 
     for key in ('start_s', 'first_search_s', 'warm_search_ms_p50', 'unchanged_run_check_ms'):
         row[key] = {'folder': folder_row[key], 'registry': registry[key]}
     row['identical_top5'] = f'{same}/{len(registry["top5"])}'
-    library = SkillLibrary.build(options=LibraryOptions(sources=[SkillRegistry(url)]))
+    worker_registry = SkillRegistry(url)
+    library = SkillLibrary.build(options=LibraryOptions(sources=[worker_registry]))
+    read_at_start = worker_registry.rows_read
     row['publish_to_visible_ms_p50'] = publish_to_visible(lambda _, text: publisher.publish_markdown(text), library)
+    row['rows_read_at_start'] = read_at_start
+    row['rows_read_per_change'] = (worker_registry.rows_read - read_at_start) / 5  # catalog rows, per publish seen
     row['folder_publish_to_visible_ms_p50'] = folder_row['publish_to_visible_ms_p50']
     return row
 
@@ -161,7 +165,8 @@ def empty_postgres(url: str) -> None:
 
     engine = create_engine(url)
     with engine.begin() as connection:
-        for table in ('skillshelf_files', 'skillshelf_skills', 'skillshelf_state'):
+        tables = ('skillshelf_revision_files', 'skillshelf_blobs', 'skillshelf_revisions', 'skillshelf_catalog')
+        for table in (*tables, 'skillshelf_registry', 'skillshelf_files', 'skillshelf_skills', 'skillshelf_state'):
             connection.execute(text(f'DROP TABLE IF EXISTS {table}'))
     engine.dispose()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ('one_line', 'shown', 'without_paths')
+__all__ = ('hide_passwords', 'one_line', 'shown', 'without_paths')
 
 SHOWN_CHARACTERS = 80
 """How much of a model-supplied argument a message repeats back."""
@@ -37,3 +37,16 @@ def without_paths(text: str) -> str:
     for reasons written for the application (a skipped skill's, say) that the model reads too, since the model needs
     no map of the host's file system."""
     return _FOLDERS_OF_ABSOLUTE_PATH.sub('', text)
+
+
+_URL_PASSWORD = re.compile(r'(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:)(?P<password>[^\s/]*)@')
+
+
+def hide_passwords(text: str, *secrets: str | None) -> str:
+    """`text` with the password of every URL in it (`scheme://user:password@host`) and each of `secrets` shown as
+    `***`: what a database URL puts in a message, an error from its driver or a `repr` must never reach a log."""
+    hidden = _URL_PASSWORD.sub(lambda found: f'{found["head"]}***@', text)
+    for secret in secrets:
+        if secret:
+            hidden = hidden.replace(secret, '***')
+    return hidden

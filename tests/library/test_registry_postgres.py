@@ -11,7 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from repo_paths import python_path_with_support
+from sandbox_support import needs_bwrap
 
 
 class Worker:
@@ -74,6 +77,69 @@ def test_a_skill_published_by_one_worker_is_loaded_by_the_others_next_run(
     finally:
         first.close()
         second.close()
+
+
+@needs_bwrap
+def test_a_skill_published_to_postgresql_runs_its_script_with_every_byte(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    from pydantic_ai import Agent
+
+    from skillshelf import Skills, SkillSandbox
+    from skillshelf.sources.registry import SkillRegistry
+
+    from binary_skills import BINARY, CANVAS, expected_report, write_canvas
+    from scripted_model import Script, call, tool_returns
+
+    SkillRegistry(postgres_database).publish(write_canvas(tmp_path / 'lib'))
+    script = Script(
+        [
+            [call('load_skill', name=CANVAS)],
+            [call('run_skill_script', name=CANVAS, script='scripts/inspect.py', args=list(BINARY))],
+        ]
+    )
+    capabilities: list[Any] = [
+        SkillSandbox(tmp_path / 'workspaces'),
+        Skills[None](sources=[SkillRegistry(postgres_database)], scripts=True),
+    ]
+    agent = Agent(script.model(), capabilities=capabilities)
+    ran = str(tool_returns(agent.run_sync('make a poster').all_messages(), 'run_skill_script')[0])
+    assert ran.startswith('scripts/inspect.py exited with code 0.'), ran
+    assert ran.split('Output:\n', 1)[1].splitlines() == expected_report()
+
+
+def test_a_password_in_the_url_is_never_shown(postgres_database: str, tmp_path: Path) -> None:
+    """The server trusts local connections, so a URL with a password connects; the password must still never reach
+    a repr, a label, a skill's origin, a warning or an error."""
+    import warnings
+
+    import sqlalchemy as sa
+
+    from skillshelf import SkillError, Skills
+    from skillshelf.sources.registry import SkillRegistry
+
+    secret = 'hunter2-' + tmp_path.name[-6:]
+    url = sa.make_url(postgres_database).set(password=secret).render_as_string(hide_password=False)
+    registry = SkillRegistry(url)
+    registry.publish_markdown('---\nname: notes\ndescription: Notes.\n---\nBody.\n')
+    shown = [repr(registry), registry.label, repr(SkillRegistry(url, pins={'notes': 1}))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        capability = Skills[None](sources=[registry])
+        shown += [skill.origin or '' for skill in capability.library.skills.values()]
+        with registry.engine.begin() as connection:
+            connection.execute(sa.text('DROP TABLE skillshelf_catalog CASCADE'))
+            connection.execute(sa.text('UPDATE skillshelf_registry SET version = version + 1'))
+        capability.library.refresh()  # the catalog is gone: a warning, and the skills read last are kept
+        with pytest.raises(SkillError) as raised:
+            registry.publish_markdown('---\nname: more\ndescription: More.\n---\nBody.\n')
+    shown += [str(warning.message) for warning in caught] + [str(raised.value)]
+    for broken in (url.replace('/test_', '/missing_'), url.replace('host=', 'host=/nonexistent'), url + '&port=x'):
+        with pytest.raises(SkillError) as refused:
+            SkillRegistry(broken)
+        shown.append(str(refused.value))
+    assert any('skillshelf_catalog' in text for text in shown)  # the failures were reported...
+    assert not [text for text in shown if secret in text]  # ...and the password never with them
 
 
 def _serve(url: str) -> None:

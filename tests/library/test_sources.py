@@ -140,7 +140,7 @@ def test_sources_come_after_directories_and_the_first_name_wins(tmp_path: Path) 
 
 
 def test_a_python_skill_and_a_source_skill_with_one_name_conflict() -> None:
-    with pytest.raises(SkillError, match="the Python skill 'notes' and catalog/a share a name"):
+    with pytest.raises(SkillError, match="the Python skill 'notes' and the skill from catalog/a share a name"):
         SkillLibrary.build([Skill('notes', 'Notes.')], LibraryOptions(sources=[Catalog({'a': skill_md('notes')})]))
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ('postgres_url',)
+__all__ = ('postgres_database', 'postgres_url')
 
 
 def _binaries() -> Path | None:
@@ -84,6 +84,26 @@ def postgres_url() -> Iterator[str]:
         stop = [str(binaries / 'pg_ctl'), '-D', str(data), '-m', 'immediate', '-w', 'stop']
         subprocess.run([*run_as, *stop], capture_output=True, check=False)
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_database(postgres_url: str) -> Iterator[str]:
+    """An SQLAlchemy URL of a new, empty database on the session's server, dropped after the test."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    server = sa.make_url(postgres_url)
+    name = f'test_{uuid.uuid4().hex[:12]}'
+    admin = sa.create_engine(server, isolation_level='AUTOCOMMIT')
+    with admin.connect() as connection:
+        connection.execute(sa.text(f'CREATE DATABASE {name}'))
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'DROP DATABASE {name} WITH (FORCE)'))
+        admin.dispose()
 
 
 def _has_user(name: str) -> bool:

@@ -13,7 +13,7 @@ from .check_command import check
 from .eval_command import eval_command
 from .library_commands import index, list_skills, validate
 from .model_view_commands import catalog, search, show
-from .registry_commands import publish, unpublish
+from .registry_commands import publish, rollback, unpublish
 from .render import one_line_warnings
 
 __all__ = ('app',)
@@ -46,3 +46,4 @@ app.command()(index)
 app.command('eval')(eval_command)
 app.command()(publish)
 app.command()(unpublish)
+app.command()(rollback)

@@ -39,6 +39,7 @@ from .render import (
 if TYPE_CHECKING:
     from ..lint import SkillReport
     from ..skill import Skill
+    from ..sources.registry import RegistryEntry, SkillRegistry
 
 __all__ = ('index', 'list_skills', 'validate')
 
@@ -46,10 +47,12 @@ __all__ = ('index', 'list_skills', 'validate')
 def list_skills(
     directories: Directories = None, skill: ImportPaths = None, as_json: AsJson = False, registry: Registry = None
 ) -> None:
-    """List the skills found, with their tools and files, and every skipped SKILL.md with the reason."""
+    """List the skills found, with their tools and files, and every skipped SKILL.md with the reason; with
+    `--registry`, each skill's live revision and how many it has (`--json`: every revision)."""
     source = open_registry(registry) if registry else None
     library = build_library(directories, skill, registry=source, warn_skipped=False)  # the table lists them
     rows = [(item, item.list_resources()) for item in library.skills.values()]
+    history = _history(source) if source is not None else None
     if as_json:
         emit_json(
             {
@@ -60,10 +63,12 @@ def list_skills(
                         'source': _source(item, skill),
                         'tools': item.tool_names,
                         'resources': resources,
+                        **({} if history is None else _revisions_json(history.get(item.name, []))),
                     }
                     for item, resources in rows
                 ],
                 'skipped': skipped_json(library.skipped),
+                **({} if source is None else {'registry_version': source.current_version()}),
             }
         )
         return
@@ -82,19 +87,61 @@ def list_skills(
     table.add_column('Source', style='dim', overflow='fold')
     table.add_column('Tools', justify='right', no_wrap=True)
     table.add_column('Files', justify='right', no_wrap=True)
+    if history is not None:
+        table.add_column('Revision', justify='right', no_wrap=True)
+        table.add_column('Revisions', justify='right', no_wrap=True)
     for item, resources in rows:
-        table.add_row(
-            item.name,
-            one_line(item.description, 120),
-            _source(item, skill),
-            str(len(item.tool_names)),
-            str(len(resources)),
-        )
+        cells = [item.name, one_line(item.description, 120), _source(item, skill)]
+        cells += [str(len(item.tool_names)), str(len(resources))]
+        if history is not None:
+            cells += _revision_cells(history.get(item.name, []))
+        table.add_row(*cells)
     console.print(table)
     noun = 'skill' if len(rows) == 1 else 'skills'
     skipped = f', {len(library.skipped)} skipped' if library.skipped else ''
-    console.print(f'\n{len(rows)} {noun}{skipped}.')
+    version = '' if source is None else f' at registry version {source.current_version()}'
+    console.print(f'\n{len(rows)} {noun}{skipped}{version}.')
     print_skipped(library.skipped)
+
+
+def _history(registry: SkillRegistry) -> dict[str, list[RegistryEntry]]:
+    """Every revision of every skill in `registry`, by name."""
+    from ..errors import SkillError
+
+    by_name: dict[str, list[RegistryEntry]] = {}
+    try:
+        entries = registry.history()
+    except SkillError as error:
+        fail(str(error))
+    for entry in entries:
+        by_name.setdefault(entry.name, []).append(entry)
+    return by_name
+
+
+def _revision_cells(entries: Sequence[RegistryEntry]) -> list[str]:
+    """The live revision (`3`, or `3 (= 1)` for a rollback to 1) and how many revisions there are."""
+    if not entries:
+        return ['–', '0']
+    live = entries[-1]
+    return [f'{live.revision}' + (f' (= {live.restored})' if live.restored else ''), str(len(entries))]
+
+
+def _revisions_json(entries: Sequence[RegistryEntry]) -> dict[str, Any]:
+    return {
+        'revision': entries[-1].revision if entries else None,
+        'revisions': [
+            {
+                'revision': entry.revision,
+                'registry_version': entry.version,
+                'action': entry.action,
+                'restored': entry.restored,
+                'published_at': entry.published_at.isoformat() if entry.published_at else None,
+                'files': entry.files,
+                'bytes': entry.bytes,
+            }
+            for entry in entries
+        ],
+    }
 
 
 def _source(skill: Skill[Any], import_paths: Sequence[str] | None) -> str:

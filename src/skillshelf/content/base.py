@@ -12,8 +12,10 @@ from ..errors import ResourceError
 from .paths import safe_relative_path
 
 __all__ = (
+    'MAX_FILE_BYTES',
     'MAX_LISTED_RESOURCES',
     'MAX_RESOURCE_BYTES',
+    'MAX_SKILL_BYTES',
     'SkillContent',
     'TextContent',
     'decode_text',
@@ -25,6 +27,11 @@ MAX_RESOURCE_BYTES = 256 * 1024
 """A resource larger than this is described, not returned: it would flood the model's context."""
 MAX_LISTED_RESOURCES = 200
 """At most this many resources are listed for one skill, so a huge folder cannot flood `load_skill`."""
+MAX_FILE_BYTES = 64 << 20
+"""The largest skill file that is copied into a workspace, served whole from a package or stored by a registry: one
+limit, so whatever a registry accepts, a run can use."""
+MAX_SKILL_BYTES = 256 << 20
+"""The most a registry stores for one skill's files together (each file at most `MAX_FILE_BYTES`)."""
 
 
 @runtime_checkable

@@ -125,10 +125,11 @@ def folder_changed(folder: HeldFolder) -> ResourceError:
     )
 
 
-def list_folder_resources(folder: HeldFolder | Path) -> list[str]:
+def list_folder_resources(folder: HeldFolder | Path, limit: int = MAX_LISTED_RESOURCES) -> list[str]:
     """Relative POSIX paths of the files under `folder` that `read_folder_resource` would open, in walk
     order (each folder's files sorted, then its sub-folders), excluding `SKILL.md`, hidden files and names
-    that are not valid UTF-8.
+    that are not valid UTF-8; at most `limit` of them (a publisher asks for one more than a skill may have, to
+    refuse a folder with too many rather than drop files).
 
     The walk opens each sub-folder beneath the one before, like a read, and never enters a symlinked
     folder; it is bounded (`MAX_RESOURCE_DEPTH` levels, `MAX_SCANNED_ENTRIES` entries), so a deep or huge
@@ -143,7 +144,7 @@ def list_folder_resources(folder: HeldFolder | Path) -> list[str]:
             root = held.path
     except (ResourceError, FolderChangedError):
         return []
-    listing = _Listing(held)
+    listing = _Listing(held, limit)
     try:
         listing.visit(root, '', 0)
     finally:
@@ -158,6 +159,8 @@ class _Listing:
 
     folder: HeldFolder
     """The folder being listed; files with other hard links are listed only if its read policy allows them."""
+    limit: int = MAX_LISTED_RESOURCES
+    """At most this many paths are listed."""
     found: list[str] = field(default_factory=list[str])
     """Listed paths so far."""
     scanned: int = 0
@@ -165,7 +168,7 @@ class _Listing:
 
     @property
     def done(self) -> bool:
-        return len(self.found) >= MAX_LISTED_RESOURCES or self.scanned > MAX_SCANNED_ENTRIES
+        return len(self.found) >= self.limit or self.scanned > MAX_SCANNED_ENTRIES
 
     def visit(self, directory: int | str, prefix: str, depth: int) -> None:
         """List `directory` (open, or a path without `dir_fd`), then its real sub-folders, depth first; the

@@ -101,6 +101,8 @@ class Intake:
         return Collection(by_name, skipped, tuple(versions), deviations)
 
     def _selected(self, skills: Iterable[Skill[Any]]) -> list[Skill[Any]]:
+        if not self.selection.include and not self.selection.exclude:
+            return list(skills)
         return [skill for skill in skills if self.selection.selects(skill.name)]
 
 
@@ -159,7 +161,7 @@ def _read_from(skill: Skill[Any]) -> str:
     if skill.folder is not None:
         return f'the folder {skill.origin}'
     origin = skill.origin or skill.name
-    return f'the command file {origin}' if origin.endswith('.md') else origin
+    return f'the command file {origin}' if origin.endswith('.md') else f'the skill from {origin}'
 
 
 def _add_source_skill(

@@ -11,13 +11,15 @@ hyphen: skillshelf accepts both as word separators (see `markdown.names`), and `
 from __future__ import annotations
 
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 
 __all__ = ('skeleton',)
 
 
+@lru_cache(maxsize=1 << 18)
 def skeleton(name: str) -> str:
-    """The form `name` shares with every name that looks like it (see the module docstring)."""
+    """The form `name` shares with every name that looks like it (see the module docstring); remembered, since a
+    library checks every name again whenever one of its sources changed."""
     prototypes = _prototypes()
     decomposed = unicodedata.normalize('NFD', name.casefold().replace('_', '-'))
     return unicodedata.normalize('NFD', ''.join(prototypes.get(character, character) for character in decomposed))

@@ -141,7 +141,7 @@ class SkillLibrary:
         reported = set(self.deviations)
         for deviation in [deviation for deviation in fresh.deviations if deviation not in reported]:
             warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=3)
-        changed = _summary(fresh.skills) != _summary(self.skills)
+        changed = _changed(self.skills, fresh.skills)
         gone = sorted(self.skills.keys() - fresh.skills.keys())
         removed = {**self.removed, **{name: _gone(self.skills[name]) for name in gone}}
         for problem in fresh.skipped:
@@ -218,8 +218,24 @@ def _current_versions(intake: Intake) -> list[Hashable]:
     return versions
 
 
-def _summary(skills: dict[str, Skill[Any]]) -> list[tuple[str, str, str | None]]:
-    return [(name, skill.description, skill.origin) for name, skill in skills.items()]
+def _changed(before: dict[str, Skill[Any]], after: dict[str, Skill[Any]]) -> bool:
+    """Whether the skills' names (in order), descriptions or origins changed; a source that kept a skill as it was
+    (a registry's incremental read) hands back the same object, which is not looked into."""
+    if len(before) != len(after) or list(before) != list(after):
+        return True
+    return any(
+        old is not new and (old.description, old.origin) != (new.description, new.origin)
+        for old, new in zip(before.values(), after.values(), strict=True)
+    )
+
+
+def _gone(skill: Skill[Any]) -> str:
+    """Why a skill that was read before is not read now (when its entry is not skipped instead)."""
+    if skill.folder is not None:
+        return 'its folder was deleted or moved'
+    if _is_command(skill):
+        return 'its file was deleted or moved'
+    return 'its source no longer has it (removed or unpublished)'
 
 
 def _folder_name(path: Path) -> str:
@@ -232,11 +248,6 @@ def _folder_name(path: Path) -> str:
 def _is_command(skill: Skill[Any] | None) -> bool:
     """Whether `skill` was read from a command file (`deploy.md`), not a skill folder."""
     return skill is not None and skill.folder is None and (skill.origin or '').endswith(COMMAND_SUFFIX)
-
-
-def _gone(skill: Skill[Any]) -> str:
-    """Why a skill that disappeared is gone, in words that fit where it came from."""
-    return 'its file was deleted or moved' if _is_command(skill) else 'its folder was deleted or moved'
 
 
 def _file_of(skill: Skill[Any] | None) -> str:

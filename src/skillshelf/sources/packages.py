@@ -1,5 +1,9 @@
 """Skills shipped inside Python packages: `PackageSource` (one package's folder, zipped installs included) and
-`EntryPointSource` (every installed package that declares skills, so `pip install acme-skills` is enough)."""
+`EntryPointSource` (every installed package that declares skills, so `pip install acme-skills` is enough).
+
+An installed folder is read like a library directory; inside a zip file, a skill's files are listed when it is read
+and each is read from the package when it is used, whole (up to the reader's limit: a page for the model,
+`MAX_FILE_BYTES` for a copy into a workspace), so its scripts and binary files work as a folder skill's do."""
 
 from __future__ import annotations
 
@@ -13,9 +17,11 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..content.base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES
+from .._text import shown
+from ..content import safe_relative_path
+from ..content.base import MAX_LISTED_RESOURCES, too_large
 from ..content.folder import MAX_RESOURCE_DEPTH, MAX_SCANNED_ENTRIES
-from ..errors import SkillError, SkillFormatError
+from ..errors import ResourceError, SkillError, SkillFormatError
 from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE
 from ..markdown.frontmatter import FormatDeviation
 from ..skill import Skill, markdown_skill
@@ -174,31 +180,71 @@ def _read_skill(
         text = raw.decode('utf-8')
     except UnicodeDecodeError as error:
         raise SkillFormatError(origin, f'the {SKILL_FILE} is not valid UTF-8 (byte {error.start})') from None
-    files: dict[str, bytes] = {}
-    _collect_files(folder, '', 0, files, listing)
-    return markdown_skill(text, files, origin=origin, folder=folder.name, deviations=deviations)
+    checked = markdown_skill(text, {}, origin=origin, folder=folder.name, deviations=deviations)
+    entries: dict[str, Traversable] = {}
+    _collect_files(folder, '', 0, entries, listing)
+    content = _PackageContent(checked.content.instructions(), entries, origin)
+    return Skill.from_content(checked.name, checked.description, content, metadata=checked.metadata)
+
+
+@dataclass(frozen=True)
+class _PackageContent:
+    """A packaged skill's content (inside a zip file, say): the body read with the `SKILL.md`, each file read
+    from the package when it is used, whole up to the caller's limit, so a copy into a workspace gets every byte."""
+
+    text: str
+    """The body."""
+    entries: dict[str, Traversable]
+    """The files listed when the skill was read, by relative path: the only ones served."""
+    origin: str
+    """The package and folder."""
+
+    def instructions(self, max_chars: int | None = None) -> str:
+        """The body, or its first `max_chars` characters."""
+        return self.text[:max_chars]
+
+    def list_files(self) -> list[str]:
+        """The files' paths, sorted."""
+        return sorted(self.entries)
+
+    def has_files(self) -> bool:
+        """Whether it has any file."""
+        return bool(self.entries)
+
+    def read_bytes(self, path: str, max_bytes: int) -> bytes:
+        """One file's bytes, read from the package now; refused past `max_bytes`."""
+        entry = self.entries.get(safe_relative_path(path).as_posix())
+        if entry is None:
+            raise ResourceError(f'no resource {shown(path)}')
+        try:
+            data = _read_at_most(entry, max_bytes + 1)
+        except OSError as error:
+            raise ResourceError(f'{shown(path)} cannot be read from the package ({error})') from None
+        if len(data) > max_bytes:
+            raise too_large(path, None, max_bytes)
+        return data
 
 
 def _collect_files(
     folder: Traversable,
     prefix: str,
     depth: int,
-    files: dict[str, bytes],
+    entries: dict[str, Traversable],
     listing: Callable[[Traversable], list[Traversable]],
 ) -> None:
-    """A skill's files, as a folder skill lists them: hidden names left out, bounded in depth and number; a file
-    over the read limit is kept only up to one byte past it, so reading it is refused like a folder's."""
+    """A skill's files, as a folder skill lists them: hidden names left out, bounded in depth and number; each is
+    read when it is used."""
     for entry in sorted(listing(folder), key=lambda entry: entry.name):
-        if len(files) >= MAX_LISTED_RESOURCES:
+        if len(entries) >= MAX_LISTED_RESOURCES:
             return
         relative = prefix + entry.name
         if entry.name.startswith('.') or relative == SKILL_FILE:
             continue
         if entry.is_dir():
             if depth < MAX_RESOURCE_DEPTH:
-                _collect_files(entry, relative + '/', depth + 1, files, listing)
+                _collect_files(entry, relative + '/', depth + 1, entries, listing)
         elif entry.is_file():
-            files[relative] = _read_at_most(entry, MAX_RESOURCE_BYTES + 1)
+            entries[relative] = entry
 
 
 def _read_at_most(entry: Traversable, limit: int) -> bytes:

@@ -3,27 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, cast
 
 from .._imports import import_object
+from .._text import hide_passwords
 from ..errors import SkillError
 from .base import SkillSource
 from .git import GitSource
 from .packages import EntryPointSource, PackageSource
+from .registry_pins import RegistryPins
 
 __all__ = ('SourceSpec', 'resolve_sources')
 
-SourceSpec = str | Mapping[str, str]
-"""An import path naming a source (or a list of them), or a short form such as `{'git': url, 'ref': 'v1.2'}`."""
+SourceSpec = str | Mapping[str, Any]
+"""An import path naming a source (or a list of them), or a short form such as `{'git': url, 'ref': 'v1.2'}` or
+`{'registry': url, 'version': 41}`."""
 
 _FORMS = {
     'package': ('folder',),
     'entry_points': (),
     'git': ('ref', 'subdirectory', 'cache_dir'),
-    'registry': (),
+    'registry': tuple(option.name for option in fields(RegistryPins)),
 }
-"""Each short form's key (its main value) and the other keys it takes."""
+"""Each short form's key (its main value) and the other keys it takes (a registry's: the options of `RegistryPins`,
+which checks them)."""
 
 
 def resolve_sources(value: object) -> list[SkillSource]:
@@ -61,12 +66,14 @@ def _imported(path: str) -> list[SkillSource]:
 
 def _short_form(spec: Mapping[object, object]) -> SkillSource:
     kinds = [key for key in spec if key in _FORMS]
-    if len(kinds) != 1 or not all(isinstance(value, str) for value in spec.values()):
+    strings = [value for key, value in spec.items() if key in kinds or kinds != ['registry']]
+    if len(kinds) != 1 or not all(isinstance(value, str) for value in strings):
         raise SkillError(
-            f'the `sources` option: {dict(spec)!r} must have exactly one of {", ".join(_FORMS)} and string values'
+            f'the `sources` option: {hide_passwords(repr(dict(spec)))} must have exactly one of {", ".join(_FORMS)} '
+            'and string values'
         )
     kind = cast(str, kinds[0])
-    options = cast('dict[str, str]', {key: value for key, value in spec.items() if key != kind})
+    options = cast('dict[str, Any]', {key: value for key, value in spec.items() if key != kind})
     if unknown := sorted(set(options) - set(_FORMS[kind])):
         allowed = ', '.join(_FORMS[kind]) or 'nothing else'
         raise SkillError(f'the `sources` option: a {kind!r} source takes {allowed}, not {", ".join(unknown)}')
@@ -80,4 +87,4 @@ def _short_form(spec: Mapping[object, object]) -> SkillSource:
         return GitSource(main, **options, **cache)
     from .registry import SkillRegistry  # the `registry` extra, imported only when it is asked for
 
-    return SkillRegistry(main)
+    return SkillRegistry(main, **options)

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic_ai.workspaces import Workspace
 
+from ..content.base import MAX_FILE_BYTES
 from ..errors import ResourceError
 from ..skill import Skill
 
@@ -26,8 +27,8 @@ __all__ = ('MAX_COPIED_FILE_BYTES', 'SKILLS_FOLDER', 'Copied', 'copy_skill', 'sk
 
 SKILLS_FOLDER = '.skillshelf/skills'
 """Where skills' files are copied, relative to the workspace's working directory."""
-MAX_COPIED_FILE_BYTES = 64 << 20
-"""A skill file larger than this is not copied into the workspace (and the load says so)."""
+MAX_COPIED_FILE_BYTES = MAX_FILE_BYTES
+"""A skill file larger than this (64 MiB) is not copied into the workspace (and the load says so)."""
 _MANIFEST = '.skillshelf-manifest.json'
 
 
