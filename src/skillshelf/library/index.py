@@ -13,17 +13,25 @@ import os
 import threading
 import warnings
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 from opentelemetry import trace
 
+from .._gc import gc_paused
 from ..errors import SkillError, SkillWarning
 from ..ranking.cache import CACHE_MIN_SKILLS, LibraryCache, library_cache
 from ..ranking.embeddings import Embeddings
 from ..ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
-from ..ranking.ranker import Ranker, RankerFactory, SearchOptions, build_ranker, custom_ranker, lexical_index
+from ..ranking.ranker import (
+    Ranker,
+    RankerFactory,
+    SearchOptions,
+    build_ranker,
+    custom_ranker,
+    lexical_index,
+    with_bodies,
+)
 from ..skill import Skill
 
 __all__ = ('SearchIndex',)
@@ -101,7 +109,7 @@ class SearchIndex:
         headlines = _headlines(skills)
         if self.options.ranker is not None:
             chars = _RANKING.body_limit(len(skills))
-            documents = [replace(d, body=_body(skill, chars)) for d, skill in zip(headlines, skills, strict=True)]
+            documents = with_bodies(headlines, [_body(skill, chars) for skill in skills])
             self._ranker = custom_ranker(cast(RankerFactory, self.options.ranker), documents)
             return self._ranker
         cache = self._cache(skills, headlines)
@@ -110,6 +118,7 @@ class SearchIndex:
         self._ranker = build_ranker(lexical, headlines, bodies, self.options, self._embeddings, cache)
         return self._ranker
 
+    @gc_paused()  # like `Intake.collect`; not around an encoder or a custom ranker, which are not ours
     def _lexical_index(
         self, headlines: list[SearchDocument], bodies: Callable[[int], list[str]], cache: LibraryCache | None
     ) -> SkillIndex:
