@@ -152,12 +152,39 @@ def context_table(rows: list[dict[str, Any]]) -> str:
         [f'{r["size"]:,}', f'{r["first_request_chars"]:,}', f'{r["first_request_tokens_est"]:,.0f}',
          f'{r["instructions_chars"]:,}', f'{r["tool_definitions_chars"]:,}',
          f'{r["deferred_capabilities_chars"]:,}' if 'deferred_capabilities_chars' in r else '–',
-         f'{r["search_result_chars"]:,}',
+         '–' if r['search_result_chars'] is None else f'{r["search_result_chars"]:,}',
          f'{r["catalog_chars"]:,}', f'{r["tool_per_skill_chars"]:,}', fmt(r['construct_run_cold_s'], 2),
          ' / '.join(fmt(t, 2) for t in r.get('construct_run_cold_runs_s', [])) or '–',
          fmt(r['construct_run_warm_s'], 2), fmt(r.get('construct_run_warm_no_reload_s', float('nan')), 2)]
         for r in rows
     ]  # fmt: skip
+    return markdown_table(header, body)
+
+
+def reminders_table(rows: list[dict[str, Any]]) -> str:
+    """Reminder recall, precision, filler and negatives reminded, with the score alone and with the evidence rule."""
+    header = ['library', 'queries', 'recall', 'precision', 'queries reminded', 'filler reminded',
+              'longer chat reminded', 'negatives: their skill named', 'ms p50']  # fmt: skip
+
+    def pair(row: dict[str, Any], key: str, render: Any = fmt) -> str:
+        return f'{render(row["before"][key])} → {render(row["after"][key])}'
+
+    body = [
+        [
+            f'{r["skills"]:,} skills'
+            + (f' ({r["draws"]} draws)' if 'draws' in r else '')
+            + (f', {r["search"]}' if r.get('search', 'lexical') != 'lexical' else ''),
+            f'{r["queries"]:,}',
+            pair(r, 'recall'),
+            pair(r, 'precision'),
+            pair(r, 'reminded'),
+            pair(r, 'filler_reminded', lambda n: f'{n:,}'),
+            pair(r, 'longer_reminded', lambda n: f'{n:,}'),
+            pair(r, 'negatives_false'),
+            pair(r, 'ms_p50', lambda v: fmt(v, 2)),
+        ]
+        for r in rows
+    ]
     return markdown_table(header, body)
 
 

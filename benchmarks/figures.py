@@ -161,11 +161,11 @@ def registry_identical(results: Results) -> str:
     return f'{same:,} of {total:,}'
 
 
-def prompt_cache(provider: str, key: str) -> Figure:
-    """One provider's figure in `prompt_cache.json`."""
+def prompt_cache(provider: str, key: str, unload: str = 'keep') -> Figure:
+    """One provider's figure in `prompt_cache.json`, with unloaded tools kept listed (`unload='keep'`) or hidden."""
 
     def figure(results: Results) -> str:
-        row = results['prompt_cache']['providers'][provider]
+        row = results['prompt_cache']['providers' if unload == 'keep' else 'hidden'][provider]
         if key == 'prefix_kept':
             return f'{row["prefix_kept"]} of {row["follow_ups"]}'
         if key == 'not_repeated':
@@ -173,6 +173,13 @@ def prompt_cache(provider: str, key: str) -> Figure:
         return count(row[key])
 
     return figure
+
+
+def reminders_row(results: Results, library: str, search: str = 'lexical') -> dict[str, Any]:
+    """The row of `reminders.json` for a library, `trigger` (298 skills), `pooled` (2,651) or `small` (20-skill
+    draws), searched as `search` says."""
+    dataset = {'trigger': 'trigger', 'pooled': 'trigger_pooled', 'small': 'trigger_20'}[library]
+    return next(r for r in results['reminders']['rows'] if r['dataset'] == dataset and r['search'] == search)
 
 
 def kept_tools(pick: Callable[[list[int]], int]) -> Figure:
@@ -282,9 +289,43 @@ def _figures() -> Iterator[tuple[str, Figure]]:
     for backend in ('sqlite', 'postgresql'):
         yield f'registry.100000.{backend}.publish_all_s', registry('publish_all_s', backend, lambda v: fmt(v, 0))
 
+    yield 'reminders.filler_messages', lambda r: count(r['reminders']['filler_messages'])
+    yield 'reminders.longer_messages', lambda r: count(r['reminders']['longer_messages'])
+    yield 'reminders.small.draws', lambda r: count(reminders_row(r, 'small')['draws'])
+    reminder_keys: dict[str, Callable[[Any], str]] = {
+        'recall': fmt,
+        'precision': fmt,
+        'filler_reminded': count,
+        'negatives_false': lambda share: fmt(100 * share, 1),  # a percentage, one decimal
+    }
+    for name in ('trigger', 'pooled', 'small'):
+        for rule in ('before', 'after'):
+            for key, render in reminder_keys.items():
+                yield (
+                    f'reminders.{name}.{rule}.{key}',
+                    lambda r, n=name, u=rule, k=key, f=render: f(reminders_row(r, n)[u][k]),
+                )
+        yield (
+            f'reminders.{name}.recall_cost_points',
+            lambda r, n=name: points(reminders_row(r, n)['before']['recall'], reminders_row(r, n)['after']['recall']),
+        )
+    for name in ('trigger', 'pooled'):
+        for rule in ('before', 'after'):
+            for key in ('recall', 'filler_reminded'):
+                yield (
+                    f'reminders.hybrid.{name}.{rule}.{key}',
+                    lambda r, n=name, u=rule, k=key: reminder_keys[k](reminders_row(r, n, 'hybrid')[u][k]),
+                )
+    for rule in ('before', 'after'):
+        yield (
+            f'reminders.small.{rule}.longer_reminded',
+            lambda r, u=rule: count(reminders_row(r, 'small')[u]['longer_reminded']),
+        )
+
     for provider in ('anthropic', 'openai-responses', 'openai-chat'):
         for key in ('prefix_kept', 'not_repeated', 'last_request_chars'):
             yield f'prompt_cache.{provider}.{key}', prompt_cache(provider, key)
+            yield f'prompt_cache.hide.{provider}.{key}', prompt_cache(provider, key, 'hide')
     yield 'prompt_cache.unloaded_tools.min', kept_tools(min)
     yield 'prompt_cache.unloaded_tools.max', kept_tools(max)
 

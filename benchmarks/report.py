@@ -25,6 +25,7 @@ from _tables import (
     markdown_table,
     offered_table,
     ranking_table,
+    reminders_table,
     scale_table,
 )
 
@@ -47,6 +48,7 @@ All benchmarks read the data from a path argument (the public, licensed data set
 | `python benchmarks/scale.py --data ../shared/bench --sizes 2651,100000 --repeat 5 --repeat-large 3 --drop-os-cache` | discovery, cold/warm index build with the on-disk cache, search latency and memory for large folder libraries (`--drop-os-cache`, Linux as root: also cold with the OS file caches emptied) |
 | `python benchmarks/context_cost.py --data ../shared/bench` | what the model receives per request (real `Agent` + scripted `FunctionModel`) and construct+run time |
 | `python benchmarks/ablation.py --data ../shared/bench` | the engine with one part changed at a time (stemming, CJK pairs vs. words vs. jieba, body, headline index) |
+| `python benchmarks/reminders.py --data ../shared/bench` | reminders: recall and precision on the trigger queries, and reminders fired on chat filler and near-miss negatives, with the score alone and with the evidence rule |
 | `python benchmarks/crossval.py --data ../shared/bench --hybrid` | how the defaults were chosen: each ranking knob and the hybrid weight by group 5-fold cross-validation over source repositories, with the cross-validated P@1 beside the in-sample one |
 | `python benchmarks/report.py` | regenerate this file from the results |
 
@@ -198,6 +200,26 @@ def context_section(payload: dict[str, Any]) -> list[str]:
         '(*cold runs s* lists each cold run).',
         '',
         context_table(payload['rows']),
+        '',
+    ]
+
+
+def reminders_section(payload: dict[str, Any]) -> list[str]:
+    return [
+        '## Reminders: evidence besides the score',
+        '',
+        _machine(payload),
+        f'`Skills(reminders={payload["count"]})` at the default threshold ({payload["threshold"]}), every message '
+        'through what a run does with a new prompt. Each cell: the score alone → the score and the evidence rule (the '
+        f"skill's own text holds {payload['evidence_words']} different words of the prompt, one in its headline). "
+        '*recall*: share of the trigger dev queries whose reminder names a relevant skill; *precision*: share of the '
+        f'reminders given that name one; *filler*: of the {payload["filler_messages"]} short chat messages of '
+        f'`data/chat_filler.txt`, those reminded; *longer chat*: the same for the {payload["longer_messages"]} '
+        'messages of `data/chat_longer.txt`; *negatives*: share of the near-miss negative queries whose reminder names '
+        'the skill they are not for. The 20-skill libraries are drawn at random from the 298; their queries are those '
+        'with a relevant skill in the draw, and their filler counts are (message, library) pairs.',
+        '',
+        reminders_table(payload['rows']),
         '',
     ]
 
@@ -380,6 +402,7 @@ def write_readme() -> Path:
         ('models', models_section),
         ('scale', scale_section),
         ('context_cost', context_section),
+        ('reminders', reminders_section),
     ):
         payload = load_json(name)
         if payload is not None:

@@ -16,7 +16,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from skillshelf import Skill, SkillConflictError, SkillMatch, Skills
 
 from repo_paths import SAMPLE_SKILLS
-from scripted_model import META, Script, call, tool_returns
+from scripted_model import META, NO_CATALOG, SMALL, SMALL_WITH_FILES, Script, call, tool_returns
 from skill_fixtures import currency, forecast_calls, weather
 
 
@@ -37,8 +37,8 @@ def test_skill_tools_appear_after_load_and_are_refused_after_unload(make_script:
     )
     messages = run(script, Skills(skills=[weather, currency]))
 
-    weather_tools = ['get_alerts', 'get_forecast', *META]
-    assert [request.tools for request in script.requests] == [META, *[weather_tools] * 4]
+    weather_tools = ['get_alerts', 'get_forecast', *SMALL_WITH_FILES]
+    assert [request.tools for request in script.requests] == [SMALL_WITH_FILES, *[weather_tools] * 4]
     assert forecast_calls == ['Paris']
     assert tool_returns(messages, 'get_forecast')[1] == snapshot(
         "The tool 'get_forecast' belongs to the skill 'weather', which was unloaded, so it did not run. Call `load_skill` with 'weather' to use it again."
@@ -81,7 +81,7 @@ def test_loading_a_loaded_skill_is_a_harmless_no_op(make_script: Callable[..., S
     assert tool_returns(messages, 'load_skill')[1] == snapshot(
         "The skill 'weather' is already loaded; its instructions are above and its tools are available."
     )
-    assert script.requests[-1].tools == ['get_alerts', 'get_forecast', *META]
+    assert script.requests[-1].tools == ['get_alerts', 'get_forecast', *SMALL]
 
 
 def test_loading_one_skill_twice_in_one_response_loads_it_once(make_script: Callable[..., Script]) -> None:
@@ -90,7 +90,7 @@ def test_loading_one_skill_twice_in_one_response_loads_it_once(make_script: Call
 
     returns = tool_returns(messages, 'load_skill')
     assert sum('already loaded' in str(text) for text in returns) == 1
-    assert script.requests[-1].tools == ['get_alerts', 'get_forecast', *META]
+    assert script.requests[-1].tools == ['get_alerts', 'get_forecast', *SMALL]
 
 
 def test_unknown_skill_names_get_the_closest_names_and_a_search_hint(make_script: Callable[..., Script]) -> None:
@@ -103,19 +103,15 @@ def test_unknown_skill_names_get_the_closest_names_and_a_search_hint(make_script
     messages = run(script, Skills(skills=[weather, currency]))
 
     assert tool_returns(messages, 'load_skill') == snapshot(
-        [
-            "There is no skill named 'wether'. Did you mean 'weather'? Call `search_skills` to find skills by what they do."
-        ]
+        ["There is no skill named 'wether'. Did you mean 'weather'? The skills are listed in your instructions."]
     )
     assert tool_returns(messages, 'unload_skill') == snapshot(
-        ["There is no skill named 'nothing-like-it'. Call `search_skills` to find skills by what they do."]
+        ["There is no skill named 'nothing-like-it'. The skills are listed in your instructions."]
     )
     assert tool_returns(messages, 'read_skill_resource') == snapshot(
-        [
-            "There is no skill named 'curency'. Did you mean 'currency'? Call `search_skills` to find skills by what they do."
-        ]
+        ["There is no skill named 'curency'. Did you mean 'currency'? The skills are listed in your instructions."]
     )
-    assert script.requests[-1].tools == META
+    assert script.requests[-1].tools == SMALL_WITH_FILES
 
 
 def test_unloading_a_skill_that_is_not_loaded_explains_instead_of_failing(make_script: Callable[..., Script]) -> None:
@@ -133,7 +129,7 @@ def test_search_results_are_ranked_and_say_which_skills_are_loaded(make_script: 
         [call('search_skills', query='weather forecast for a city')],
         [TextPart('done')],
     )
-    messages = run(script, Skills(skills=[weather, currency]))
+    messages = run(script, Skills(skills=[weather, currency], catalog_budget=NO_CATALOG))
 
     [results] = tool_returns(messages, 'search_skills')
     assert isinstance(results[0], SkillMatch)
@@ -150,7 +146,7 @@ def test_continued_conversation_keeps_loaded_skills(make_script: Callable[..., S
     second = make_script([call('get_forecast', city='Rome')], [TextPart('done')])
     run(second, capability, message_history=history)
 
-    assert second.requests[0].tools == ['get_alerts', 'get_forecast', *META]
+    assert second.requests[0].tools == ['get_alerts', 'get_forecast', *SMALL]
     assert forecast_calls == ['Rome']
 
 
@@ -165,7 +161,7 @@ def test_unload_in_a_continued_conversation_refuses_the_tools_it_keeps_listed(
 
     third = make_script([call('get_forecast', city='Oslo')], [TextPart('c')])
     messages = run(third, capability, message_history=history)
-    assert third.requests[0].tools == ['get_alerts', 'get_forecast', *META]
+    assert third.requests[0].tools == ['get_alerts', 'get_forecast', *SMALL]
     assert forecast_calls == []
     assert 'which was unloaded, so it did not run' in tool_returns(messages, 'get_forecast')[0]
 
@@ -208,7 +204,7 @@ def test_catalog_is_the_same_on_every_request(make_script: Callable[..., Script]
 
     assert len({request.instructions for request in script.requests}) == 1
     assert script.requests[0].instructions == snapshot("""\
-You have 2 skills: instructions and tools you load with `load_skill` when a task needs one. `search_skills` finds skills by task.
+You have 2 skills: load one with `load_skill` when a task needs it.
 
 - weather: Current weather, forecasts and alerts for a city.
 - currency: Convert amounts between currencies at the current exchange rate.\
@@ -222,17 +218,18 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
         seen.update({tool.name: (tool.description, tool.parameters_json_schema) for tool in info.function_tools})
         return ModelResponse(parts=[TextPart('done')])
 
-    Agent(FunctionModel(respond), capabilities=[Skills(skills=[weather])]).run_sync('hi')
+    capabilities = [Skills(skills=[weather, currency], catalog_budget=NO_CATALOG)]  # a library that uses every one
+    Agent(FunctionModel(respond), capabilities=capabilities).run_sync('hi')
 
     assert seen == snapshot(
         {
             'search_skills': (
-                'Find skills for a task: the best matches first, each scored from 0 to 1.',
+                'Find skills for a task, best first (scores 0-1).',
                 {
                     'additionalProperties': False,
                     'properties': {
                         'query': {
-                            'description': 'The task in a few words, e.g. "fill a PDF form".',
+                            'description': 'The task in a few words.',
                             'type': 'string',
                         },
                         'limit': {
@@ -246,18 +243,18 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
                 },
             ),
             'load_skill': (
-                'Load a skill: returns its instructions and files; its tools work from your next response.',
+                'Load a skill: its instructions, files and tools (usable from your next response).',
                 {
                     'additionalProperties': False,
                     'properties': {
                         'name': {
-                            'description': "A skill's name, from the catalog or `search_skills`.",
+                            'description': 'The skill.',
                             'type': 'string',
-                            'enum': ['weather'],
+                            'enum': ['weather', 'currency'],
                         },
                         'arguments': {
                             'default': '',
-                            'description': 'Its arguments, if it takes any.',
+                            'description': 'Its arguments, if any.',
                             'type': 'string',
                         },
                     },
@@ -266,24 +263,26 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
                 },
             ),
             'unload_skill': (
-                'Unload a skill you no longer need: its tools stop working until it is loaded again.',
+                'Unload a skill: its tools stop working.',
                 {
                     'additionalProperties': False,
-                    'properties': {'name': {'description': "A loaded skill's name.", 'type': 'string'}},
+                    'properties': {'name': {'description': 'The skill.', 'type': 'string'}},
                     'required': ['name'],
                     'type': 'object',
                 },
             ),
             'read_skill_resource': (
-                'Read a file of a loaded skill.',
+                'Read a file of a loaded skill (a long one in pages).',
                 {
                     'additionalProperties': False,
                     'properties': {
-                        'name': {'description': "The skill's name.", 'type': 'string'},
+                        'name': {'description': 'The skill.', 'type': 'string'},
                         'path': {
-                            'description': "The file's path, as `load_skill` lists it.",
+                            'description': 'As `load_skill` lists it.',
                             'type': 'string',
                         },
+                        'offset': {'default': 0, 'description': 'First line (for the next page).', 'type': 'integer'},
+                        'limit': {'default': 2000, 'description': 'Lines, at most 2000.', 'type': 'integer'},
                     },
                     'required': ['name', 'path'],
                     'type': 'object',
@@ -308,7 +307,7 @@ def test_tools_that_are_not_skill_tools_are_left_untouched(make_script: Callable
         return 'noon'
 
     agent.run_sync('hi')
-    assert script.requests[0].tools == sorted(['clock', 'lookup', *META])
+    assert script.requests[0].tools == sorted(['clock', 'lookup', *SMALL])
 
 
 def test_skill_tools_are_identified_by_metadata_so_prefixing_keeps_working(make_script: Callable[..., Script]) -> None:
@@ -318,7 +317,7 @@ def test_skill_tools_are_identified_by_metadata_so_prefixing_keeps_working(make_
     agent = Agent(script.model(), capabilities=[Skills(skills=[weather]).prefix_tools('kit')])
     agent.run_sync('hi')
 
-    assert script.requests[0].tools == [f'kit_{name}' for name in META]
+    assert script.requests[0].tools == [f'kit_{name}' for name in SMALL]
     assert 'kit_get_forecast' in script.requests[1].tools
     assert forecast_calls == ['Lima']
 
@@ -371,7 +370,7 @@ def test_two_skills_capabilities_with_one_id_merge_into_one_library(make_script:
     agent = Agent(script.model(), capabilities=[Skills(skills=[weather]), Skills(skills=[currency])])
     agent.run_sync('hi')
 
-    assert script.requests[1].tools == ['convert', *META]
+    assert script.requests[1].tools == ['convert', *SMALL_WITH_FILES]
     assert '- weather:' in (script.requests[0].instructions or '')
 
 
@@ -422,7 +421,7 @@ def test_a_skill_can_use_an_existing_toolset_or_a_list_of_tools(make_script: Cal
     )
     messages = run(script, Skills(skills=[geo, terrain]))
 
-    assert script.requests[1].tools == sorted(['distance', 'elevation', *META])
+    assert script.requests[1].tools == sorted(['distance', 'elevation', *SMALL])
     assert tool_returns(messages, 'distance') == ['Oslo-Bergen: 500 km']
     assert tool_returns(messages, 'elevation') == ['Oslo: 1,000 m']
     assert (geo.toolset.id, terrain.toolset.id) == ('geo.tools', 'skillshelf.terrain')
@@ -444,7 +443,7 @@ def test_a_tool_added_to_a_python_skill_after_construction_works_once_loaded(
     [loaded] = tool_returns(messages, 'load_skill')
     assert 'Tools available from your next response: ping.' in loaded
     assert tool_returns(messages, 'ping') == ['Oslo: 12:00']
-    assert script.requests[1].tools == sorted(['ping', *META])
+    assert script.requests[1].tools == sorted(['ping', *SMALL])
 
 
 def test_a_tool_added_after_construction_that_clashes_is_refused_at_the_next_run(
@@ -474,4 +473,4 @@ def test_a_tool_added_to_a_folder_skill_after_construction_is_never_announced(
     [loaded] = tool_returns(run(script, capability), 'load_skill')
 
     assert 'late_tool' not in loaded
-    assert script.requests[1].tools == META
+    assert script.requests[1].tools == ['load_skill', 'read_skill_resource']  # whole catalog, files, no tools

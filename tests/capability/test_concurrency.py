@@ -29,7 +29,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from skillshelf import Skill, Skills, SkillWarning
 
 from reliability.ledger import case, figure
-from scripted_model import META
+from scripted_model import SMALL
 from skill_files import write_skill
 
 AREA = 'Runs'
@@ -94,7 +94,7 @@ def model(observed: Observed) -> FunctionModel:
 
 
 def expected_tools(indexes: list[int]) -> list[str]:
-    return sorted([*(f'tool_{index}' for index in indexes), *META])
+    return sorted([*(f'tool_{index}' for index in indexes), *SMALL])
 
 
 async def test_200_concurrent_runs_on_one_agent_never_see_each_others_skills() -> None:
@@ -113,7 +113,7 @@ async def test_200_concurrent_runs_on_one_agent_never_see_each_others_skills() -
     for run, result in enumerate(results):
         mine = subset(run)
         # The unloaded skill's tools stay listed (the prompt cache holds); only its calls would be refused.
-        assert observed.tools[run] == [META, expected_tools(mine), expected_tools(mine)], run
+        assert observed.tools[run] == [SMALL, expected_tools(mine), expected_tools(mine)], run
         assert result.output == ','.join(expected_tools(mine))
         text = repr(result.all_messages())
         for index in range(SKILL_COUNT):
@@ -206,30 +206,30 @@ def test_a_skill_deleted_between_runs_leaves_the_catalog_and_loads_explain(libra
 
     assert reply == (
         "The skill 'beta' is no longer available: its folder was deleted or moved. "
-        'Carry on without it, or call `search_skills`.'
+        'Carry on without it, or pick one listed in your instructions.'
     )
     assert '- beta: ' not in capability.get_instructions()
     case(AREA, 'a skill folder deleted between runs', f'dropped from the catalog; load_skill says: {reply}')
 
 
 def test_a_skill_deleted_while_loaded_gets_a_clear_message_not_a_crash(library: Path) -> None:
+    (library / 'beta' / 'notes.md').write_text('beta notes', encoding='utf-8')  # files remain: reads stay offered
     conversation = Conversation(Skills(library))
     conversation.turn(ToolCallPart('load_skill', {'name': 'alpha'}))
     shutil.rmtree(library / 'alpha')
 
     [read] = conversation.turn(ToolCallPart('read_skill_resource', {'name': 'alpha', 'path': 'notes.md'}))
     [reload] = conversation.turn(ToolCallPart('load_skill', {'name': 'alpha'}))
-    [unload] = conversation.turn(ToolCallPart('unload_skill', {'name': 'alpha'}))
 
     gone = (
         "The skill 'alpha' is no longer available: its folder was deleted or moved. "
-        'Carry on without it, or call `search_skills`.'
+        'Carry on without it, or pick one listed in your instructions.'
     )
-    assert read == reload == unload == gone
+    assert read == reload == gone
     case(
         AREA,
         'a skill deleted while a conversation has it loaded',
-        f'the conversation goes on; read, load and unload all say: {gone}',
+        f'the conversation goes on; read and load both say: {gone}',
     )
 
 
@@ -269,7 +269,7 @@ def test_a_skill_folder_broken_by_an_edit_between_runs_is_reported(library: Path
 
     assert reply == (
         "The skill 'beta' is no longer available: its SKILL.md is now skipped "
-        '(the frontmatter is not closed by a `---` line). Carry on without it, or call `search_skills`.'
+        '(the frontmatter is not closed by a `---` line). Carry on without it, or pick one listed in your instructions.'
     )
     case(AREA, 'a SKILL.md broken by an edit between runs', f'a SkillWarning names the file; load_skill says: {reply}')
 
@@ -385,7 +385,7 @@ def test_runs_in_many_threads_on_one_agent_keep_their_own_skills() -> None:
         thread.join()
 
     for run in range(threads_count):
-        assert observed.tools[run] == [META, expected_tools(subset(run))], run
+        assert observed.tools[run] == [SMALL, expected_tools(subset(run))], run
         assert outputs[run] == ','.join(expected_tools(subset(run)))
     case(
         AREA,

@@ -13,7 +13,7 @@ from skillshelf import Skill, Skills
 from skillshelf.capability.arguments import substitute_arguments
 from skillshelf.capability.skills import SkillCommand, loaded_skills
 
-from scripted_model import META, Script, call, tool_returns
+from scripted_model import NO_CATALOG, SMALL, Script, call, tool_returns
 from skill_files import write_skill
 from skill_fixtures import forecast_calls, weather
 
@@ -77,7 +77,7 @@ def test_a_codex_style_dollar_command_works_too_and_a_later_run_keeps_the_skill(
     first = Agent(Script([[TextPart('ok')]]).model(), capabilities=[capability]).run_sync('$weather')
     script = Script([[call('get_forecast', city='Oslo')], [TextPart('done')]])
     Agent(script.model(), capabilities=[capability]).run_sync('and Oslo?', message_history=first.all_messages())
-    assert script.requests[0].tools == ['get_alerts', 'get_forecast', *META]
+    assert script.requests[0].tools == ['get_alerts', 'get_forecast', *SMALL]
     assert forecast_calls == ['Oslo']
 
 
@@ -91,7 +91,7 @@ def test_text_that_is_not_a_user_invocable_skill_is_left_alone(tmp_path: Path) -
 
 
 def test_a_skill_only_users_may_invoke_stays_out_of_the_models_reach(tmp_path: Path) -> None:
-    capability = Skills(library(tmp_path))
+    capability = Skills(library(tmp_path), catalog_budget=NO_CATALOG)
     script = Script(
         [[call('search_skills', query='deploy the service')], [call('load_skill', name='deploy')], [TextPart('ok')]]
     )

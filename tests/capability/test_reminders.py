@@ -106,7 +106,7 @@ def test_the_reminder_search_runs_off_the_event_loop() -> None:
     LoopCheckingRanker.searched_on_loop.clear()
     script = Script([[TextPart('ok')]])
     Agent(script.model(), capabilities=[Skills(SAMPLE_SKILLS, reminders=1, ranker=LoopCheckingRanker)]).run_sync(
-        'Write release notes'
+        'Write a commit message for this change'  # the first skill it ranks holds these words (see `has_evidence`)
     )
     assert LoopCheckingRanker.searched_on_loop == [False]
     assert len(reminders_in(script.requests[0].messages)) == 1

@@ -20,7 +20,8 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 from skillshelf import Skills
 
 from repo_paths import SAMPLE_SKILLS
-from scripted_model import Script, call, tool_returns
+from scripted_model import NO_CATALOG, Script, call, tool_returns
+from skill_fixtures import weather
 
 
 @pytest.fixture(scope='module')
@@ -87,7 +88,7 @@ def test_search_load_read_and_unload_are_spans_inside_the_tool_spans(spans: InMe
             [call('read_skill_resource', name='sql-review', path='x.md')],  # refused: not loaded
             [call('unload_skill', name='release-notes')],
         ],
-        Skills(SAMPLE_SKILLS),
+        Skills(SAMPLE_SKILLS, skills=[weather], catalog_budget=NO_CATALOG),  # a library that uses every meta-tool
         instrument=InstrumentationSettings(),
     )
 
@@ -121,13 +122,13 @@ def test_search_load_read_and_unload_are_spans_inside_the_tool_spans(spans: InMe
     # The first search built the index, inside the search's span.
     [build] = named(spans, 'skillshelf.index_build')
     assert parent_of(build) == span_id(search)
-    assert build.attributes == {'skillshelf.skills': 5, 'skillshelf.search_mode': 'lexical'}
+    assert build.attributes == {'skillshelf.skills': 6, 'skillshelf.search_mode': 'lexical'}
 
 
 def test_without_content_the_query_is_left_out_but_the_results_are_kept(spans: InMemorySpanExporter) -> None:
     run(
         [[call('search_skills', query='review a SQL query')]],
-        Skills(SAMPLE_SKILLS),
+        Skills(SAMPLE_SKILLS, catalog_budget=NO_CATALOG),
         instrument=InstrumentationSettings(include_content=False),
     )
     [search] = named(spans, 'skillshelf.search')
@@ -138,7 +139,8 @@ def test_without_content_the_query_is_left_out_but_the_results_are_kept(spans: I
 
 
 def test_a_search_that_finds_nothing_has_empty_results(spans: InMemorySpanExporter) -> None:
-    run([[call('search_skills', query='zzzq xylophone')]], Skills(SAMPLE_SKILLS), instrument=InstrumentationSettings())
+    capability = Skills(SAMPLE_SKILLS, catalog_budget=NO_CATALOG)
+    run([[call('search_skills', query='zzzq xylophone')]], capability, instrument=InstrumentationSettings())
     [search] = named(spans, 'skillshelf.search')
     assert attributes_of(search)['skillshelf.results'] == ()
     assert attributes_of(search)['skillshelf.scores'] == ()
@@ -147,7 +149,7 @@ def test_a_search_that_finds_nothing_has_empty_results(spans: InMemorySpanExport
 def test_an_uninstrumented_run_records_nothing(spans: InMemorySpanExporter) -> None:
     messages = run(
         [[call('search_skills', query='write release notes')], [call('load_skill', name='release-notes')]],
-        Skills(SAMPLE_SKILLS),  # a fresh library: this run builds its index too
+        Skills(SAMPLE_SKILLS, catalog_budget=NO_CATALOG),  # a fresh library: this run builds its index too
         instrument=None,
     )
     assert tool_returns(messages, 'search_skills')[0][0].name == 'release-notes'  # the search did run

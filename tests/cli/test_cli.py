@@ -14,7 +14,6 @@ from typer.testing import CliRunner, Result
 import skillshelf.content.folder
 import skillshelf.ranking.semantic as semantic
 from skillshelf import Skill, Skills
-from skillshelf.capability.meta_tools import META_TOOL_NAMES
 from skillshelf.cli import main
 from skillshelf.cli.app import app
 from skillshelf.ranking.cache import CACHE_MIN_SKILLS
@@ -268,7 +267,8 @@ def test_show_explains_why_a_skill_folder_was_skipped(tmp_path: Path) -> None:
 
 def test_catalog_shows_the_first_request_and_the_cost_of_loading_everything() -> None:
     data = run_json('catalog', SAMPLE_SKILLS, '--skill', 'skill_fixtures:weather')
-    assert sorted(tool['name'] for tool in data['tools']) == sorted(META_TOOL_NAMES)
+    # five skills listed whole: no search; weather brings tools: unload; sample skills bundle files: reads
+    assert sorted(tool['name'] for tool in data['tools']) == ['load_skill', 'read_skill_resource', 'unload_skill']
     for name in [*SAMPLE_NAMES, 'weather']:
         assert f'- {name}: ' in data['instructions']
     first = data['first_request']
@@ -294,8 +294,11 @@ def test_catalog_shows_the_first_request_and_the_cost_of_loading_everything() ->
 
 def test_catalog_budget_shortens_the_catalog_as_the_capability_does() -> None:
     data = run_json('catalog', SAMPLE_SKILLS, '--budget', '500')
-    assert 'Skills: ' + ', '.join(SAMPLE_NAMES) + '.' in data['instructions']
+    assert all(f'- {name}: ' in data['instructions'] for name in SAMPLE_NAMES)  # each description cut to its share
     assert len(data['instructions']) <= 500
+    data = run_json('catalog', SAMPLE_SKILLS, '--budget', '300')
+    assert 'Skills: ' + ', '.join(SAMPLE_NAMES) + '.' in data['instructions']
+    assert len(data['instructions']) <= 300
     data = run_json('catalog', SAMPLE_SKILLS, '--budget', '10')
     assert 'too large to list here' in data['instructions']
 

@@ -19,11 +19,25 @@ from skillshelf import SkillWarning
 from skillshelf.cli.app import app
 from skillshelf.cli.render import one_line_warnings
 
+from skill_files import write_skill
+
+BROKEN = 'name: broken\ndescription:\n  what: a mapping, not text'
+"""A frontmatter no reading can make a skill of: its description is not text."""
 GOOD = 'description: Formats Python code with black. Use when the user asks to format or tidy Python files.'
 
-COMMANDS = ('list', 'validate', 'show', 'catalog', 'search', 'index', 'eval', 'publish', 'unpublish')
+COMMANDS = ('list', 'validate', 'check', 'show', 'catalog', 'search', 'index', 'eval', 'publish', 'unpublish')
 
-HEAVY = ('pydantic_ai', 'numpy', 'yaml', 'httpx', 'sqlalchemy', 'fastembed', 'skillshelf.library', 'skillshelf.skill')
+HEAVY = (
+    'pydantic_ai',
+    'numpy',
+    'yaml',
+    'httpx',
+    'sqlalchemy',
+    'fastembed',
+    'skillshelf.library.library',
+    'skillshelf.library.index',
+    'skillshelf.skill',
+)
 """Modules that help and argument parsing must not import: pydantic-ai and what the library needs to run."""
 
 HELP_IMPORTS = textwrap.dedent(
@@ -50,13 +64,6 @@ HELP_IMPORTS = textwrap.dedent(
 def invoke(*args: str | Path, columns: int = 200) -> Result:
     runner = CliRunner(env={'COLUMNS': str(columns), 'NO_COLOR': '1'})
     return runner.invoke(app, [str(arg) for arg in args])
-
-
-def write_skill(root: Path, folder: str, frontmatter: str, body: str = 'Do the thing step by step.') -> Path:
-    path = root / folder
-    path.mkdir(parents=True)
-    (path / 'SKILL.md').write_text(f'---\n{frontmatter.strip()}\n---\n{body}\n', encoding='utf-8')
-    return path
 
 
 def flat(text: str) -> str:
@@ -116,19 +123,21 @@ def test_each_command_still_has_its_help() -> None:
 
 
 def test_a_skipped_folder_is_one_warning_line_on_stderr_even_in_a_narrow_terminal(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'good', f'name: good\n{GOOD}')
-    broken = write_skill(tmp_path, 'broken-' + 'and-long-' * 6, 'name: broken') / 'SKILL.md'
+    write_skill(tmp_path, 'good', frontmatter=f'name: good\n{GOOD}')
+    broken = write_skill(tmp_path, 'broken-' + 'and-long-' * 6, frontmatter=BROKEN) / 'SKILL.md'
     result = invoke('search', 'format python', tmp_path, columns=60)
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stderr.splitlines() if line.startswith('warning:')]
-    assert lines == [f'warning: skipped {broken}: the frontmatter has no `description` field']
+    assert lines == [f'warning: skipped {broken}: `description` must be a string, not a YAML dict']
     assert 'SkillWarning' not in result.stderr
     assert '.py:' not in result.stderr  # no file and line number of the code that warned
     assert 'good' in result.stdout
 
 
 def test_a_repaired_frontmatter_is_no_longer_silent(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'colon', 'name: colon\ndescription: Formats code: use when the user asks to format code.')
+    write_skill(
+        tmp_path, 'colon', frontmatter='name: colon\ndescription: Formats code: use when the user asks to format code.'
+    )
     result = invoke('search', 'format code', tmp_path)
     assert result.exit_code == 0, result.output
     assert f'warning: {tmp_path / "colon" / "SKILL.md"}: quoted a frontmatter value' in result.stderr
@@ -156,11 +165,11 @@ def test_a_python_skill_warning_is_one_line_without_the_source_line(
 
 
 def test_list_shows_skipped_folders_in_its_table_not_twice(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'good', f'name: good\n{GOOD}')
-    write_skill(tmp_path, 'broken', 'name: broken')
+    write_skill(tmp_path, 'good', frontmatter=f'name: good\n{GOOD}')
+    write_skill(tmp_path, 'broken', frontmatter=BROKEN)
     result = invoke('list', tmp_path)
     assert result.exit_code == 0, result.output
-    assert 'no `description`' in result.stdout
+    assert 'must be a string' in result.stdout
     assert 'warning:' not in result.stderr
 
 
@@ -204,17 +213,19 @@ def test_list_of_an_empty_library_says_so_and_hints(tmp_path: Path, monkeypatch:
     assert result.exit_code == 0, result.output
     assert flat(result.stdout).startswith(f'The library is empty: no skills in the working directory ({tmp_path}).')
     assert '`skillshelf list path/to/skills`' in flat(result.stdout)
-    assert json.loads(invoke('list', '--json').stdout) == {'skills': [], 'skipped': []}
+    listing = json.loads(invoke('list', '--json').stdout)
+    assert listing['skills'] == []
+    assert listing['skipped'] == [{'path': str(tmp_path), 'problem': 'no skill was found in the directory'}]
 
 
 def test_an_empty_library_of_skipped_folders_points_at_validate(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'broken', 'name: broken')
+    write_skill(tmp_path, 'broken', frontmatter=BROKEN)
     result = invoke('search', 'anything', tmp_path)
     assert result.exit_code == 1
     assert '1 SKILL.md file was skipped: `skillshelf validate` says why' in flat(result.stderr)
     listed = invoke('list', tmp_path)
     assert '1 SKILL.md file was skipped' in flat(listed.stdout)
-    assert 'no `description`' in listed.stdout  # the table of skipped folders follows
+    assert 'must be a string' in listed.stdout  # the table of skipped folders follows
 
 
 # --- narrow terminals wrap rather than cut --------------------------------------------------------
@@ -240,8 +251,8 @@ def column(output: str, header: str) -> str:
 def test_tables_fold_long_paths_and_names_instead_of_cutting_them(tmp_path: Path, columns: int) -> None:
     deep = tmp_path / ('folders-nested-' * 3) / 'deeper-still-and-deeper' / 'the-library-itself'
     name = 'formats-python-code-with-black-and-tidies-imports-too'
-    folder = write_skill(deep, name, f'name: {name}\n{GOOD}')
-    write_skill(deep, 'Broken', 'name: Broken\ndescription: x')
+    folder = write_skill(deep, name, frontmatter=f'name: {name}\n{GOOD}')
+    write_skill(deep, 'Broken', frontmatter=BROKEN)
 
     listed = invoke('list', deep, columns=columns)
     assert listed.exit_code == 0, listed.output

@@ -90,3 +90,25 @@ def run_example_local(name: str) -> str:
         timeout=120,
     )
     return completed.stdout
+
+
+def test_document_workflow_example_edits_a_word_file_the_application_put_in_and_reads_back() -> None:
+    sandboxed = shutil.which('bwrap') is not None
+    name = 'document_workflow.py'
+    output = run_example(name) if sandboxed else run_example_local(name)
+    expected_in_order = [
+        'model -> run_skill_script({"name":"docx-text","script":"scripts/unpack.py","args":["letter.docx","letter"]})',
+        'unpacked [Content_Types].xml, _rels/.rels, word/document.xml',
+        '3\t<w:p><w:r><w:t>The review meeting is on Monday at 10:00.</w:t></w:r></w:p>',
+        "tool  <- Edited 'letter/word/document.xml'.",
+        'packed 3 parts into letter-new.docx',
+        'before: The review meeting is on Monday at 10:00.',
+        'after : The review meeting is on Thursday at 10:00.',
+    ]
+    positions = [output.find(text) for text in expected_in_order]
+    assert -1 not in positions, [text for text, at in zip(expected_in_order, positions, strict=True) if at == -1]
+    assert positions == sorted(positions)
+    if sandboxed:
+        assert output.endswith('in the conversation folder: letter, letter-new.docx, letter.docx\n')
+    local = run_example_local(name)
+    assert 'after : The review meeting is on Thursday at 10:00.' in local

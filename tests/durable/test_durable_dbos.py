@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from durable_weather import FORK_PROMPT
 from repo_paths import REPO, SUPPORT
 
 APP = SUPPORT / 'durable_dbos_app.py'
@@ -178,3 +179,32 @@ def test_example_records_the_library_check_the_load_and_the_tool_as_steps() -> N
         'again: Lisbon: sunny, 21-22 °C.',
         'model calls the second time: 0',
     ]
+
+
+def test_a_forked_skill_runs_inside_the_recorded_load_and_is_not_run_again_on_recovery(
+    tmp_path: Path, database: str
+) -> None:
+    (tmp_path / 'skills').mkdir()
+    (tmp_path / 'prompt').write_text(FORK_PROMPT)
+    (tmp_path / 'kill_at').write_text('2')  # the parent's second request: after the fork's step, before the answer
+    started = run_app(tmp_path, 'start', database)
+    assert started.returncode == -9, started.stderr
+    recovered = run_app(tmp_path, 'recover', database)
+    assert recovered.returncode == 0, recovered.stderr
+    result = json.loads(recovered.stdout.strip().splitlines()[-1])
+
+    assert result['output'] == ['Booked.']
+    # The sub-agent's requests and its `book` call ran inside the `load_skill` step: one recorded result.
+    assert result['steps'] == [
+        'trip__capability__skillshelf.refresh_library',
+        'trip__model.request',
+        'trip.skillshelf.load_skill',
+        'trip__model.request',
+    ]
+    [first_live] = result['seen']
+    assert first_live['request'] == 2
+    assert first_live['returns'] == [
+        ['load_skill', "The skill 'itinerary' ran in a sub-agent. Its result:\n\nBooked the Lisbon hotel."]
+    ]
+    [booked] = (tmp_path / 'book.log').read_text().splitlines()
+    assert booked.split()[0] != str(result['pid'])  # in the killed process, never again in the recovering one

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from durable_weather import FORK_PROMPT
 from repo_paths import SUPPORT
 
 APP = SUPPORT / 'durable_temporal_app.py'
@@ -89,6 +90,7 @@ def crash_and_recover(work: Path, address: str, kill_at: int) -> dict[str, Any]:
     shutil.rmtree(work / 'skills' / 'packing')
     (work / 'skills' / 'surfing').mkdir()
     (work / 'skills' / 'surfing' / 'SKILL.md').write_text(SURFING)
+    (work / 'skills' / 'surfing' / 'spots.md').write_text('Ericeira.')  # a file, so the new run still offers reads
     recovered = run_worker(work, address, 'recover')
     assert recovered.returncode == 0, recovered.stderr
     return json.loads(recovered.stdout.strip().splitlines()[-1])
@@ -177,3 +179,27 @@ def test_a_users_slash_load_is_replayed_as_recorded_though_the_skill_was_removed
     # packing's folder is gone, yet the replayed run has the user's load as the original run got it.
     assert returns_of(first_live, 'load_skill')[0] == f'{LOADED_PACKING}\n\nARGUMENTS: for Lisbon'
     assert result['activities'][:3] == [CHECK, USER_LOAD, MODEL]
+
+
+def test_a_forked_skill_runs_inside_the_load_activity_and_is_not_run_again_by_the_next_worker(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    (tmp_path / 'skills').mkdir()
+    (tmp_path / 'prompt').write_text(FORK_PROMPT)
+    (tmp_path / 'kill_at').write_text('2')  # the parent's second request: after the fork's activity
+    started = run_worker(tmp_path, temporal_address, 'start')
+    assert started.returncode == -9, started.stderr
+    recovered = run_worker(tmp_path, temporal_address, 'recover')
+    assert recovered.returncode == 0, recovered.stderr
+    result = json.loads(recovered.stdout.strip().splitlines()[-1])
+
+    assert result['output'][0] == 'Booked.'
+    assert result['workflow_task_failures'] == []
+    # The sub-agent's requests and its `book` call ran inside the `load_skill` activity: one recorded result.
+    assert result['activities'][:4] == [CHECK, MODEL, META, MODEL]
+    assert result['seen'][0]['request'] == 2
+    assert returns_of(result['seen'][0], 'load_skill') == [
+        "The skill 'itinerary' ran in a sub-agent. Its result:\n\nBooked the Lisbon hotel."
+    ]
+    [booked] = (tmp_path / 'book.log').read_text().splitlines()
+    assert booked.split()[0] != str(result['pid'])  # in the killed worker's activity, never again

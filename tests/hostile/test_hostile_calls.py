@@ -31,7 +31,7 @@ from skillshelf.capability.history import loaded_from_history, revealed_from_his
 from skillshelf.capability.refusals import sanitized
 
 from reliability.ledger import case, example
-from scripted_model import META
+from scripted_model import META, NO_CATALOG
 from skill_fixtures import currency, forecast_calls, weather
 
 AREA = "The model's calls"
@@ -62,6 +62,11 @@ class Outcome:
         return isinstance(part, RetryPromptPart) or part.outcome == 'retried'
 
 
+def every_meta_tool() -> Skills[Any]:
+    """Two Python skills (with tools, one with files) and no catalog: the model has every meta-tool to misuse."""
+    return Skills(skills=[weather, currency], catalog_budget=NO_CATALOG)
+
+
 def call(tool: str, call_id: str, args: dict[str, Any] | str | None = None) -> ToolCallPart:
     return ToolCallPart(tool, {} if args is None else args, tool_call_id=call_id)
 
@@ -79,7 +84,7 @@ def play(
         step = len(tools_seen) - 1
         return ModelResponse(parts=list(steps[step]) if step < len(steps) else [TextPart('done')])
 
-    agent = Agent(FunctionModel(respond), capabilities=[capability or Skills(skills=[weather, currency])])
+    agent = Agent(FunctionModel(respond), capabilities=[capability or every_meta_tool()])
     result = agent.run_sync('help me', message_history=message_history)
     return Outcome(result.output, result.all_messages(), tools_seen)
 
@@ -480,7 +485,7 @@ def test_any_call_sequence_keeps_visible_tools_equal_to_the_skills_loaded_in_his
         step = len(checked) - 1
         return ModelResponse(parts=turns[step] if step < len(turns) else [TextPart('done')])
 
-    agent = Agent(FunctionModel(respond), capabilities=[Skills(skills=[weather, currency])], retries=20)
+    agent = Agent(FunctionModel(respond), capabilities=[every_meta_tool()], retries=20)
     result = agent.run_sync('go')
 
     assert result.output == 'done'

@@ -537,7 +537,7 @@ def test_a_library_deleted_between_runs_is_reported_and_its_skills_are_gone(tmp_
     [loaded] = tool_returns(result.all_messages(), 'load_skill')
     assert loaded == (
         "The skill 'demo' is no longer available: its folder was deleted or moved. "
-        'Carry on without it, or call `search_skills`.'
+        'Carry on without it, or pick one listed in your instructions.'  # an empty library offers no search
     )
     assert 'demo' not in (script.requests[0].instructions or '')
     case(

@@ -62,7 +62,8 @@ def test_command_files_are_skills_named_by_their_file(tmp_path: Path) -> None:
     [loaded] = tool_returns(result.all_messages(), 'load_skill')
     assert loaded == "Loaded skill 'commit'.\n\n# Commit the staged changes\n\nWrite a short message."
     [read] = tool_returns(result.all_messages(), 'read_skill_resource')
-    assert 'x.md' in str(read)  # a command has no folder of resources
+    assert script.requests[0].tools == ['load_skill', 'unload_skill']  # no files to read; pre-approvals to drop
+    assert "Unknown tool name: 'read_skill_resource'" in str(read)
     skill = capability.library.skills['fix-issue']
     assert skill.origin == str(tmp_path / 'commands' / 'fix-issue.md')
     assert skill.folder is None

@@ -15,7 +15,7 @@ from pydantic_ai.messages import TextPart
 from skillshelf import LibraryOptions, Skill, SkillError, SkillLibrary, Skills, SkillWarning
 from skillshelf.library.locations import standard_directories
 
-from scripted_model import META, Script, call, tool_returns
+from scripted_model import SMALL, Script, call, tool_returns
 from skill_files import write_library, write_skill
 
 T = TypeVar('T')
@@ -98,7 +98,7 @@ def test_an_excluded_skill_takes_no_part_in_tool_name_checks(tmp_path: Path) -> 
     result = Agent(script.model(), capabilities=[capability]).run_sync('weather?')
 
     assert tool_returns(result.all_messages(), 'lookup') == ['Oslo: sunny']
-    assert script.requests[1].tools == sorted(['lookup', *META])
+    assert script.requests[1].tools == sorted(['lookup', *SMALL])
 
 
 def test_a_broken_folder_that_is_excluded_is_not_reported(tmp_path: Path) -> None:

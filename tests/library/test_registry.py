@@ -14,6 +14,7 @@ from pydantic_ai.messages import TextPart
 from sqlalchemy import event
 
 from skillshelf import SkillError, SkillFormatError, Skills, SkillWarning
+from skillshelf.capability.meta_tools import MAX_PAGE_CHARACTERS
 from skillshelf.content import MAX_RESOURCE_BYTES
 from skillshelf.sources.registry import SkillRegistry
 
@@ -107,8 +108,8 @@ def test_a_worker_does_not_read_bodies_or_files_at_start(tmp_path: Path, url: st
     worker_registry = SkillRegistry(url)
     event.listen(worker_registry.engine, 'before_cursor_execute', lambda *args: statements.append(args[2]))  # pyright: ignore[reportUnknownArgumentType, reportUnknownLambdaType]
     Skills[None](sources=[worker_registry])
-    assert len(statements) == 2  # the version counter, then the catalog rows
-    assert not any('body_start' in statement or 'skillshelf_files' in statement for statement in statements)
+    assert len(statements) == 2  # the version counter, then the catalog rows (and whether each has files)
+    assert not any('body_start' in statement or 'skillshelf_files.path' in statement for statement in statements)
     statements.clear()
     run(Skills[None](sources=[worker_registry], auto_reload=True))
     assert statements[-1].startswith('SELECT skillshelf_state.version')
@@ -173,9 +174,10 @@ def test_hostile_rows_are_skipped_or_refused(tmp_path: Path, url: str) -> None:
     )
     read_escape, read_huge = str(returns[-2]), str(returns[-1])
     assert 'not a path inside the skill folder' in read_escape
-    assert 'over the 262,144-byte limit' in read_huge
+    assert read_huge.endswith('only the first are shown]\n\n[lines 1-1 of 1]')  # one page, never the whole file
+    assert len(read_huge) < MAX_PAGE_CHARACTERS + 200
     case('Resource reads', 'a registry file stored as `../../etc/passwd`', read_escape)
-    case('Resource reads', 'a registry file over the read limit', read_huge)
+    case('Resource reads', 'a registry file larger than a page', read_huge[-200:])
     assert "is named 'someone-else', not 'liar'" in str(returns[2])
 
 

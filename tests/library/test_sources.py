@@ -28,6 +28,7 @@ from skillshelf import (
     SkippedSkill,
     SourceSkills,
 )
+from skillshelf.capability.meta_tools import MAX_PAGE_CHARACTERS
 from skillshelf.content import MAX_RESOURCE_BYTES
 
 from reliability.ledger import case
@@ -224,7 +225,8 @@ def test_package_skills_load_in_a_run_and_broken_ones_are_skipped(
     assert 'Fill PDF forms.' in str(loaded)
     assert read == 'Field list'
     huge = run_load(capability, 'pdf-forms', 'huge.txt')[1]
-    assert 'over the 262,144-byte limit' in str(huge)
+    assert str(huge).endswith('only the first are shown]\n\n[lines 1-1 of 1]')  # one page, never the whole file
+    assert len(str(huge)) < MAX_PAGE_CHARACTERS + 200
     escape = run_load(capability, 'pdf-forms', '../broken/SKILL.md')[1]
     assert 'not a path inside the skill folder' in str(escape)
 

@@ -35,7 +35,7 @@ from skillshelf import (
 from skillshelf.ranking.hybrid import SHORT_TEXT_WORDS, dense_shares, indexed_words
 from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 
-from scripted_model import Script, call, tool_returns
+from scripted_model import NO_CATALOG, Script, call, tool_returns
 from skill_files import write_library
 from skill_fixtures import WordEncoder
 
@@ -145,7 +145,7 @@ def test_search_skills_in_an_agent_run_returns_the_hybrid_ranking(make_script: C
     script = make_script(
         [call('search_skills', query=PARAPHRASE, limit=2)], [call('load_skill', name='car-rental')], [TextPart('ok')]
     )
-    capability = Skills(skills=travel_skills(), encoder=WordEncoder())
+    capability = Skills(skills=travel_skills(), encoder=WordEncoder(), catalog_budget=NO_CATALOG)
     messages = Agent(script.model(), capabilities=[capability]).run_sync('I need wheels').all_messages()
 
     assert capability.search == 'hybrid'  # an encoder implies hybrid search
@@ -159,7 +159,7 @@ def test_search_skills_in_an_agent_run_returns_the_hybrid_ranking(make_script: C
 
 def test_lexical_stays_the_default_and_needs_no_encoder(make_script: Callable[..., Script]) -> None:
     script = make_script([call('search_skills', query=PARAPHRASE)], [TextPart('ok')])
-    capability = Skills(skills=travel_skills())
+    capability = Skills(skills=travel_skills(), catalog_budget=NO_CATALOG)
     messages = Agent(script.model(), capabilities=[capability]).run_sync('I need wheels').all_messages()
 
     assert capability.search == 'lexical'
@@ -202,7 +202,14 @@ def test_spec_names_an_encoder_by_import_path(tmp_path: Path, make_script: Calla
     spec = {
         'model': 'test',
         'capabilities': [
-            {'Skills': {'directories': str(tmp_path), 'encoder': 'test_hybrid:encode_words', 'lexical_weight': 0.3}}
+            {
+                'Skills': {
+                    'directories': str(tmp_path),
+                    'encoder': 'test_hybrid:encode_words',
+                    'lexical_weight': 0.3,
+                    'catalog_budget': NO_CATALOG,
+                }
+            }
         ],
     }
     script = make_script([call('search_skills', query=PARAPHRASE)], [TextPart('ok')])
@@ -266,7 +273,7 @@ class FlakyEncoder(WordEncoder):
 
 def test_a_failing_encoder_never_ends_the_run_and_is_tried_again(make_script: Callable[..., Script]) -> None:
     encoder = FlakyEncoder()
-    capability = Skills(skills=travel_skills(), encoder=encoder)
+    capability = Skills(skills=travel_skills(), encoder=encoder, catalog_budget=NO_CATALOG)
     script = make_script([call('search_skills', query='book plane tickets')], [TextPart('ok')])
 
     with pytest.warns(SkillWarning, match='hybrid search failed, so this search ranked lexically: embedding service'):

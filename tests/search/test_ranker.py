@@ -26,7 +26,7 @@ from skillshelf.ranking.lexical import RankingConfig, SkillIndex
 from skillshelf.ranking.negatives import split_body, split_description
 
 from repo_paths import SAMPLE_SKILLS
-from scripted_model import Script, call, tool_returns
+from scripted_model import NO_CATALOG, Script, call, tool_returns
 from skill_files import write_skill
 
 REVIEW = 'review a commit history'
@@ -46,10 +46,12 @@ def names(reply: Any) -> list[str]:
 
 
 def test_search_threshold_decides_which_matches_the_model_sees() -> None:
-    default = search_once(Skills(SAMPLE_SKILLS), REVIEW)
-    strict = search_once(Skills(SAMPLE_SKILLS, search_threshold=0.5), REVIEW)
-    everything = search_once(Skills(SAMPLE_SKILLS, search_threshold=0), 'review release notes')
-    nothing = search_once(Skills(SAMPLE_SKILLS, search_threshold=1), REVIEW)
+    default = search_once(Skills(SAMPLE_SKILLS, catalog_budget=NO_CATALOG), REVIEW)
+    strict = search_once(Skills(SAMPLE_SKILLS, catalog_budget=NO_CATALOG, search_threshold=0.5), REVIEW)
+    everything = search_once(
+        Skills(SAMPLE_SKILLS, catalog_budget=NO_CATALOG, search_threshold=0), 'review release notes'
+    )
+    nothing = search_once(Skills(SAMPLE_SKILLS, catalog_budget=NO_CATALOG, search_threshold=1), REVIEW)
 
     assert names(default) == ['commit-messages', 'release-notes', 'sql-review', 'http-api-design']
     assert names(strict) == ['commit-messages']
@@ -68,7 +70,12 @@ def test_library_search_takes_the_threshold_with_the_same_default() -> None:
 
 def test_a_spec_sets_the_search_threshold() -> None:
     spec = AgentSpec.model_validate(
-        {'model': 'test', 'capabilities': [{'Skills': {'directories': str(SAMPLE_SKILLS), 'search_threshold': 0.5}}]}
+        {
+            'model': 'test',
+            'capabilities': [
+                {'Skills': {'directories': str(SAMPLE_SKILLS), 'search_threshold': 0.5, 'catalog_budget': NO_CATALOG}}
+            ],
+        }
     )
     script = Script([[call('search_skills', query=REVIEW)]])
     agent = Agent.from_spec(spec, custom_capability_types=[Skills], model=script.model())
@@ -111,7 +118,9 @@ def forget_built_rankers() -> None:
 
 
 def test_a_custom_ranker_ranks_what_search_skills_returns() -> None:
-    reply = search_once(Skills(SAMPLE_SKILLS, ranker=LongestDescription, search_threshold=0.9), 'a')
+    reply = search_once(
+        Skills(SAMPLE_SKILLS, catalog_budget=NO_CATALOG, ranker=LongestDescription, search_threshold=0.9), 'a'
+    )
 
     # Every sample description holds an "a"; only the two longest reach 0.9 of the longest.
     assert names(reply) == ['csv-analysis', 'sql-review']
@@ -124,7 +133,15 @@ def test_a_custom_ranker_ranks_what_search_skills_returns() -> None:
 def test_a_spec_names_a_custom_ranker_by_import_path() -> None:
     spec = {
         'model': 'test',
-        'capabilities': [{'Skills': {'directories': str(SAMPLE_SKILLS), 'ranker': 'test_ranker:LongestDescription'}}],
+        'capabilities': [
+            {
+                'Skills': {
+                    'directories': str(SAMPLE_SKILLS),
+                    'ranker': 'test_ranker:LongestDescription',
+                    'catalog_budget': NO_CATALOG,
+                }
+            }
+        ],
     }
     script = Script([[call('search_skills', query='SQL', limit=1)]])
     agent = Agent.from_spec(spec, custom_capability_types=[Skills], model=script.model())
@@ -173,7 +190,7 @@ class OutOfRange:
 )
 def test_a_failing_custom_ranker_falls_back_to_lexical_ranking_with_a_warning(ranker: Any, problem: str) -> None:
     with pytest.warns(SkillWarning, match='the custom ranker failed, so this search ranked lexically') as caught:
-        reply = search_once(Skills(SAMPLE_SKILLS, ranker=ranker), REVIEW)
+        reply = search_once(Skills(SAMPLE_SKILLS, catalog_budget=NO_CATALOG, ranker=ranker), REVIEW)
 
     assert names(reply)[0] == 'commit-messages'  # the run goes on with the lexical results
     assert any(problem in str(warning.message) for warning in caught)
@@ -255,7 +272,7 @@ def test_search_skills_does_not_offer_a_skill_for_what_its_author_excludes() -> 
         Skill(name='prose-editor', description='Tighten and edit prose. Not for creative writing tasks.'),
         Skill(name='story-coach', description='Help with plots and characters in fiction.'),
     ]
-    reply = search_once(Skills(skills=skills), 'creative writing tasks')
+    reply = search_once(Skills(skills=skills, catalog_budget=NO_CATALOG), 'creative writing tasks')
 
     assert isinstance(reply, str)  # once the excluded words stop counting for it, nothing matches
     assert reply.startswith('No skill matches')

@@ -23,7 +23,7 @@ import skillshelf.ranking.semantic as semantic
 from skillshelf import Encoder, SearchOptions, SemanticUnavailableError, Skill, SkillLibrary, Skills, SkillWarning
 
 from offline_model import VOCABULARY, offline_model_folder
-from scripted_model import Script, call, tool_returns
+from scripted_model import NO_CATALOG, Script, call, tool_returns
 
 PARAPHRASE = 'hire an automobile'
 """No word in common with any skill below: BM25 finds nothing, the model finds `car-rental`."""
@@ -67,7 +67,7 @@ def test_a_model_folder_ranks_a_paraphrase_in_a_real_agent_run(
     encoder: Encoder, make_script: Callable[..., Script]
 ) -> None:
     script = make_script([call('search_skills', query=PARAPHRASE)], [TextPart('ok')])
-    capability = Skills(skills=travel_skills(), search='hybrid', encoder=encoder)
+    capability = Skills(skills=travel_skills(), search='hybrid', encoder=encoder, catalog_budget=NO_CATALOG)
     messages = Agent(script.model(), capabilities=[capability]).run_sync('I need wheels').all_messages()
 
     [matches] = tool_returns(messages, 'search_skills')
@@ -192,7 +192,7 @@ def test_an_agent_run_without_the_model_ranks_lexically_with_a_warning(
     script = make_script(
         [call('search_skills', query=PARAPHRASE)], [call('search_skills', query='rent a car')], [TextPart('ok')]
     )
-    capability = Skills(skills=travel_skills(), search='hybrid')  # the extra is installed: construction succeeds
+    capability = Skills(skills=travel_skills(), search='hybrid', catalog_budget=NO_CATALOG)  # construction succeeds
 
     with pytest.warns(
         SkillWarning, match=r'hybrid search failed, so this search ranked lexically: the embedding model'

@@ -28,6 +28,8 @@ from durable_weather import (
     crash_at_chosen_request,
     first_prompt,
     first_run_script,
+    itinerary_skill,
+    sub_agent_response,
     weather_skill,
     what_the_model_saw,
 )
@@ -38,6 +40,7 @@ MODE = sys.argv[2]
 DATABASE = sys.argv[3]
 
 weather = weather_skill(WORK)
+itinerary = itinerary_skill(WORK)
 
 PROMPT = first_prompt(WORK)
 SCRIPT = first_run_script(PROMPT)
@@ -46,6 +49,8 @@ seen: list[dict[str, Any]] = []
 
 def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """One scripted response per request; which request this is follows from the history, as on a real model."""
+    if (forked := sub_agent_response(messages, info)) is not None:
+        return forked  # `itinerary`'s sub-agent, inside the recorded `load_skill` call: never killed, never seen
     step = sum(isinstance(message, ModelResponse) for message in messages)
     seen.append(what_the_model_saw(step + 1, messages, info))
     if MODE == 'start':
@@ -56,7 +61,7 @@ def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 agent = Agent(
     FunctionModel(respond),
     name='trip',
-    capabilities=[Skills(WORK / 'skills', skills=[weather]), DBOSDurability(), SkillSteps()],
+    capabilities=[Skills(WORK / 'skills', skills=[weather, itinerary]), DBOSDurability(), SkillSteps()],
 )
 
 

@@ -34,6 +34,8 @@ from durable_weather import (
     crash_at_chosen_request,
     first_prompt,
     first_run_script,
+    itinerary_skill,
+    sub_agent_response,
     weather_skill,
     what_the_model_saw,
 )
@@ -43,6 +45,7 @@ WORKFLOW_ID = f'trip-{WORK.name}'
 TASK_QUEUE = f'skillshelf-{WORK.name}'  # one per test, so tests sharing a server never share a worker
 
 weather = weather_skill(WORK)
+itinerary = itinerary_skill(WORK)
 
 FIRST_PROMPT = first_prompt(WORK)
 SCRIPT: list[list[ToolCallPart | TextPart]] = [
@@ -60,6 +63,8 @@ seen: list[dict[str, Any]] = []
 def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """One scripted response per request (it runs in the model-request activity); which request this is follows
     from the history, as on a real model."""
+    if (forked := sub_agent_response(messages, info)) is not None:
+        return forked  # `itinerary`'s sub-agent, inside the recorded `load_skill` call: never killed, never seen
     step = sum(isinstance(message, ModelResponse) for message in messages)
     seen.append(what_the_model_saw(step + 1, messages, info))
     if sys.argv[-1] == 'start':
@@ -71,7 +76,7 @@ agent = Agent(
     FunctionModel(respond),
     name='trip',
     capabilities=[
-        Skills(WORK / 'skills', skills=[weather]),
+        Skills(WORK / 'skills', skills=[weather, itinerary]),
         # A short heartbeat timeout, so the server notices the killed worker's model request within seconds.
         TemporalDurability(model_activity_config={'heartbeat_timeout': timedelta(seconds=1)}),
     ],
@@ -104,7 +109,9 @@ def skill_file_reads(event: str, args: tuple[Any, ...]) -> None:
 def worker(client: Client) -> Worker:
     # This module builds the agent: imported again in each workflow's sandbox, it would rebuild the library in
     # workflow code, reading every SKILL.md. So it, and skillshelf, come from the host.
-    restrictions = SandboxRestrictions.default.with_passthrough_modules('skillshelf', 'durable_weather', __name__)
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(
+        'skillshelf', 'durable_weather', 'scripted_model', __name__
+    )
     return Worker(
         client,
         task_queue=TASK_QUEUE,

@@ -10,7 +10,7 @@ from pydantic_ai import Agent
 
 from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillError, SkillLibrary, Skills, SkillWarning
 
-from scripted_model import META, Script, call, tool_returns
+from scripted_model import SMALL, Script, call, tool_returns
 from skill_files import write_skill
 
 FIXTURE = 'declared_tools_fixture'
@@ -30,8 +30,8 @@ def test_a_trusted_skill_declared_tool_is_hidden_until_loaded_then_callable(tmp_
     result = Agent(script.model(), capabilities=[skills]).run_sync('How hot is 100 C?')
 
     assert skills.library.skills['units'].tool_names == ['convert_celsius', 'run_number']
-    assert script.requests[0].tools == META
-    assert script.requests[2].tools == sorted([*META, 'convert_celsius', 'run_number'])
+    assert script.requests[0].tools == SMALL
+    assert script.requests[2].tools == sorted([*SMALL, 'convert_celsius', 'run_number'])
     refused = tool_returns(result.all_messages(), 'convert_celsius')
     assert 'load_skill' in str(refused[0])  # the hidden tool's refusal names the skill to load
     assert refused[1] == '212 F'
@@ -48,7 +48,7 @@ def test_an_untrusted_skill_loads_without_its_declared_tools_and_a_warning(tmp_p
     result = Agent(script.model(), capabilities=[skills]).run_sync('How hot is 100 C?')
 
     assert skills.library.skills['units'].tool_names == []
-    assert script.requests[1].tools == META
+    assert script.requests[1].tools == ['load_skill']  # no skill brings tools, so there is nothing to unload
     assert 'Convert with the tools.' in str(tool_returns(result.all_messages(), 'load_skill')[0])
     [refusal] = tool_returns(result.all_messages(), 'convert_celsius')
     assert "Unknown tool name: 'convert_celsius'" in str(refusal)

@@ -24,7 +24,7 @@ from pydantic_ai.toolsets import CombinedToolset, FunctionToolset
 from skillshelf import Skill, SkillConflictError, SkillError, Skills
 
 from repo_paths import SUPPORT
-from scripted_model import META, Script, call, tool_returns
+from scripted_model import SMALL, Script, call, tool_returns
 
 SERVER = SUPPORT / 'mcp_dice_server.py'
 DICE_TOOLS = ['flip_coin', 'roll_die']
@@ -98,7 +98,7 @@ def test_an_mcp_skill_that_is_never_loaded_never_starts_its_server(tmp_path: Pat
     )
 
     assert tool_returns(messages, 'distance') == ['Oslo-Rome: 500 km']
-    assert script.tools[1] == sorted([*META, 'distance', 'elevation'])
+    assert script.tools[1] == sorted([*SMALL, 'distance', 'elevation'])
     assert not marker.exists()
 
 
@@ -111,7 +111,7 @@ def test_an_mcp_skill_starts_on_load_serves_its_tools_and_stops_at_the_end_of_th
     )
     messages = Agent(script.model(), capabilities=[Skills(skills=[dice_skill(marker)])]).run_sync('roll').all_messages()
 
-    assert script.tools == [META, *[sorted([*META, *DICE_TOOLS])] * 3]
+    assert script.tools == [SMALL, *[sorted([*SMALL, *DICE_TOOLS])] * 3]
     assert script.server == [[], ['started'], ['started'], ['started']]
     assert events(marker) == ['started', 'stopped']
     [loaded] = tool_returns(messages, 'load_skill')
@@ -128,7 +128,7 @@ def test_a_continued_conversation_starts_the_server_of_a_skill_loaded_earlier(tm
     messages = agent.run_sync('flip', model=second.model(), message_history=history).new_messages()
 
     assert tool_returns(messages, 'flip_coin') == ['heads']
-    assert second.tools[0] == sorted([*META, *DICE_TOOLS])
+    assert second.tools[0] == sorted([*SMALL, *DICE_TOOLS])
     assert events(marker) == ['started', 'stopped', 'started', 'stopped']
 
 
@@ -137,7 +137,7 @@ def test_an_agent_spec_declares_an_mcp_skill_by_import_path() -> None:
     spec = {'model': 'test', 'capabilities': [{'Skills': {'skills': ['test_toolset_skills:spec_dice']}}]}
     idle = WatchedScript(marker, [[TextPart('no dice needed')]])
     Agent.from_spec(spec, custom_capability_types=[Skills], model=idle.model()).run_sync('hello')
-    assert idle.tools == [META]
+    assert idle.tools == [SMALL]
     assert not marker.exists()
 
     rolling = WatchedScript(marker, [[call('load_skill', name='dice')], [call('roll_die', sides=6)]])
@@ -169,7 +169,7 @@ def test_wrapped_and_combined_function_toolsets_name_their_tools_before_running(
         Agent(script.model(), capabilities=[Skills(skills=[geo])]).run_sync('go').all_messages(), 'load_skill'
     )
     assert f'Tools available from your next response: {", ".join(names)}.' in loaded
-    assert script.requests[1].tools == sorted([*META, *names])
+    assert script.requests[1].tools == sorted([*SMALL, *names])
 
 
 def test_a_prefixed_skill_toolset_is_called_by_its_prefixed_names(make_script: Callable[..., Script]) -> None:
@@ -185,8 +185,8 @@ def test_a_filtered_toolset_lists_its_tools_once_the_skill_is_loaded(make_script
 
     script = make_script([call('load_skill', name='geo')], [call('distance', a='Oslo', b='Bergen')])
     messages = Agent(script.model(), capabilities=[Skills(skills=[geo])]).run_sync('go').all_messages()
-    assert script.requests[0].tools == META
-    assert script.requests[1].tools == sorted([*META, 'distance'])
+    assert script.requests[0].tools == SMALL
+    assert script.requests[1].tools == sorted([*SMALL, 'distance'])
     assert tool_returns(messages, 'distance') == ['Oslo-Bergen: 500 km']
 
 

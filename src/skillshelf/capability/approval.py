@@ -21,6 +21,7 @@ own tools (`Read`, `Grep`, `WebFetch(...)`, ...) name nothing in a pydantic-ai a
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,8 @@ _PROGRAMS = frozenset({'python', 'bash', 'node'})
 _INTERPRETER_SPELLINGS = {'python3': 'python', 'sh': 'bash'}
 _PATH_PREFIXES = ('${CLAUDE_SKILL_DIR}/', '${SKILL_DIR}/', './')
 _BASH_RULE = re.compile(r'Bash(?:\((?P<rule>.*)\))?', re.DOTALL)
+_RECORDS_ANSWERER = 'answered_by' in inspect.signature(DeferredToolRequests.build_results).parameters
+"""Whether this pydantic-ai records who answered a deferred call (`answered_by`); 2.62 and earlier do not."""
 
 
 def ask_before_script(tag: Tag | None, args: dict[str, Any], library: SkillLibrary, *, approved: bool) -> None:
@@ -95,7 +98,11 @@ def preapproved(
         if (skill := preapproving_skill(call, loaded, library, owners)) is not None:
             approvals[call.tool_call_id] = ToolApproved()
             answered_by[call.tool_call_id] = f'allowed-tools of skill {skill!r}'
-    return requests.build_results(approvals=approvals, answered_by=answered_by) if approvals else None
+    if not approvals:
+        return None
+    if _RECORDS_ANSWERER:
+        return requests.build_results(approvals=approvals, answered_by=answered_by)
+    return requests.build_results(approvals=approvals)
 
 
 def preapproving_skill(

@@ -10,9 +10,8 @@ Whatever happens, the model gets a plain report to carry on with.
 from __future__ import annotations
 
 import asyncio
-import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -22,15 +21,16 @@ from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLim
 
 from .._text import shown
 from ..content import safe_relative_path
-from ..errors import ResourceError, ScriptError, SkillError, SkillWarning
+from ..errors import ResourceError, ScriptError, SkillError
 from ..library import SkillLibrary
+from ..needs.names import distribution_of
 from ..skill import Skill
 from ..workspace.limits import ScriptLimits
 from ..workspace.materialise import copy_skill
-from ..workspace.sandbox import PROVIDER
 from ..workspace.scripts import Script, ScriptResult, find_script, missing_module, script_command
 from .meta_tools import unknown_skill_message
 from .operations import Operation, meta_tool_tag
+from .script_python import missing_module_warning, python_for
 from .telemetry import record_script_result
 
 __all__ = ('MAX_ARGUMENTS', 'SCRIPT_TOOL_NAME', 'ScriptOptions', 'build_script_toolset', 'report', 'run_script')
@@ -87,8 +87,11 @@ class ScriptOptions:
             raise SkillError(f'the `script_limits` option must be ScriptLimits, not {limits!r}')
 
 
-def build_script_toolset(library: SkillLibrary, capability_id: str, limits: ScriptLimits) -> FunctionToolset[Any]:
-    """The toolset holding `run_skill_script`, which runs scripts in the run's workspace within `limits`."""
+def build_script_toolset(
+    library: SkillLibrary, capability_id: str, limits: ScriptLimits, search_offered: Callable[[], bool] = lambda: True
+) -> FunctionToolset[Any]:
+    """The toolset holding `run_skill_script`, which runs scripts in the run's workspace within `limits`
+    (`search_offered`: whether the model has `search_skills` now, for the hint of an unknown name)."""
     toolset = FunctionToolset[Any](id=f'{capability_id}.scripts', max_retries=3)
 
     @toolset.tool(metadata=meta_tool_tag(capability_id, Operation.RUN))
@@ -114,7 +117,7 @@ def build_script_toolset(library: SkillLibrary, capability_id: str, limits: Scri
         """
         skill = library.get(name)
         if skill is None:
-            return unknown_skill_message(library, name)
+            return unknown_skill_message(library, name, search_offered())
         return await run_script(ctx.workspace, skill, script, args or [], files or {}, limits)
 
     return toolset
@@ -142,7 +145,8 @@ async def run_script(
         first_line = await asyncio.to_thread(_first_line, skill, found)
         copied = await copy_skill(workspace, skill)
         await _write_inputs(workspace, files)
-        argv, env = script_command(found, copied.folder, first_line, args, await _python(workspace))
+        python = await python_for(workspace)
+        argv, env = script_command(found, copied.folder, first_line, args, python)
         result = await _run(workspace, argv, env, limits)
     except (ResourceError, ScriptError) as error:
         return f'Cannot run {shown(requested)} of {skill.name!r}: {error}'
@@ -150,13 +154,7 @@ async def run_script(
         return f'Cannot run {shown(requested)} of {skill.name!r}: the workspace failed ({error}).'
     record_script_result(result)
     if (module := missing_module(result.stderr)) is not None:
-        warnings.warn(
-            SkillWarning(
-                f'skill {skill.name!r}: {found.path} needs the Python module {module!r}, which the environment that '
-                'runs scripts lacks (install it there, e.g. in the interpreter given to SkillSandbox(python=...))'
-            ),
-            stacklevel=2,
-        )
+        warnings.warn(missing_module_warning(skill.name, found.path, module, workspace, python), stacklevel=2)
     return report(found.path, result, limits, module)
 
 
@@ -184,9 +182,11 @@ def report(script: str, result: ScriptResult, limits: ScriptLimits, missing: str
             'print less, or write to a file and print a summary]'
         )
     if missing is not None:
+        distribution = distribution_of(missing)
+        package = f' (installed as the package {distribution!r})' if distribution else ''
         lines.append(
-            f'The script needs the Python module {missing!r}, which the environment that runs scripts does not have. '
-            'Do not retry it: tell the user the module is missing there, or carry on without this script.'
+            f'The script needs the Python module {missing!r}{package}, which the environment that runs scripts does '
+            'not have. Do not retry it: tell the user the module is missing there, or carry on without this script.'
         )
     return '\n'.join(lines)
 
@@ -219,15 +219,6 @@ async def _write_inputs(workspace: Workspace, files: dict[str, str]) -> None:
         except ResourceError as error:
             raise ScriptError(f'cannot write the input file: {error}') from None
         await workspace.write_bytes(relative, text.encode('utf-8', 'replace'))
-
-
-async def _python(workspace: Workspace) -> str:
-    """The command that runs Python in `workspace`: skillshelf's sandbox puts its interpreter first on `PATH`; a
-    workspace that can see the agent's own interpreter (a local one, a sandbox on this machine) uses that; anything
-    else its `python3`."""
-    if workspace.ref is not None and workspace.ref.provider == PROVIDER:
-        return 'python3'
-    return sys.executable if await workspace.exists(sys.executable) else 'python3'
 
 
 async def _run(workspace: Workspace, argv: list[str], env: dict[str, str], limits: ScriptLimits) -> ScriptResult:

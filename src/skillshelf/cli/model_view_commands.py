@@ -211,7 +211,9 @@ def search(
     from ..capability.meta_tools import SkillMatch
     from .probe import replay
 
-    capability = build_capability(directories, skill, hybrid=hybrid)
+    # With no catalog, `search_skills` is offered whatever the library's size (a small library lists every skill
+    # whole and leaves it out): this command shows what it would return.
+    capability = build_capability(directories, skill, 0, hybrid=hybrid)
     require_skills(capability.library, directories)
     note_skipped(capability.library.skipped, as_json)
     capture = replay(capability, [('search_skills', {'query': query, 'limit': limit})])

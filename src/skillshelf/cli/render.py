@@ -8,6 +8,7 @@ library and pydantic-ai are imported by a command when it runs, so `--help` stay
 from __future__ import annotations
 
 import json
+import os
 import sys
 import warnings
 from collections.abc import Generator, Sequence
@@ -118,6 +119,9 @@ def empty_library(places: Sequence[Path] | str, skipped: Sequence[SkippedSkill])
         where = ', '.join(
             f'the working directory ({Path.cwd()})' if path == Path() else repr(str(path)) for path in places
         )
+        # A directory that holds no skill is reported itself (with where its skills may be): not a skipped file.
+        named = {os.path.abspath(path) for path in places}
+        skipped = [item for item in skipped if os.path.abspath(item.path) not in named]
     if skipped:
         count = f'{len(skipped)} SKILL.md file{" was" if len(skipped) == 1 else "s were"} skipped'
         hint = f'{count}: `skillshelf validate` says why, and how to fix {"it" if len(skipped) == 1 else "them"}.'

@@ -54,6 +54,11 @@ class SkillContent(Protocol):
         `MAX_LISTED_RESOURCES`."""
         ...
 
+    def has_files(self) -> bool:
+        """Whether the skill has any file; cheap, as the capability asks it of every skill of a small library to
+        decide whether `read_skill_resource` is worth offering."""
+        ...
+
     def read_bytes(self, path: str, max_bytes: int) -> bytes:
         """The bytes of the file at `path`, relative to the skill (checked with `safe_relative_path`).
 
@@ -81,6 +86,10 @@ class TextContent:
     def list_files(self) -> list[str]:
         """The files' paths, sorted."""
         return sorted(self.files)[:MAX_LISTED_RESOURCES]
+
+    def has_files(self) -> bool:
+        """Whether it holds any file."""
+        return bool(self.files)
 
     def read_bytes(self, path: str, max_bytes: int) -> bytes:
         """One file's bytes; refused past `max_bytes`."""

@@ -80,6 +80,10 @@ class FolderContent:
         """The files `read_bytes` would open (see `list_folder_resources`)."""
         return list_folder_resources(self.skill_file.folder)
 
+    def has_files(self) -> bool:
+        """Whether `list_files` finds any."""
+        return bool(self.list_files())
+
     def read_bytes(self, path: str, max_bytes: int) -> bytes:
         """One file's bytes, opened beneath the folder; refused past `max_bytes`."""
         return read_folder_bytes(self.skill_file.folder, path, max_bytes)

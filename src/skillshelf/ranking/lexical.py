@@ -30,7 +30,15 @@ from .negatives import says_when_not_to_use, split_body, split_description
 from .tokenize import decode_piece, piece_bytes, split_identifier, terms_of_pieces, tokenize
 from .when_to_use import heading_titles, says_when_to_use, when_to_use_sections
 
-__all__ = ('DEFAULT_THRESHOLD', 'RankingConfig', 'SearchDocument', 'SearchHit', 'SkillIndex', 'top_hits')
+__all__ = (
+    'DEFAULT_THRESHOLD',
+    'RankingConfig',
+    'SearchDocument',
+    'SearchHit',
+    'SkillIndex',
+    'indexed_text',
+    'top_hits',
+)
 
 DEFAULT_THRESHOLD = 0.1
 """The default minimum score of a search result, for every ranker (`Skills(search_threshold=...)`,
@@ -302,6 +310,14 @@ class _PieceTerms:
 
 def _int_array(buffer: array[int]) -> IntArray:
     return np.frombuffer(buffer, dtype=np.int64) if buffer else np.zeros(0, np.int64)
+
+
+def indexed_text(document: SearchDocument, body_chars: int) -> tuple[str, str]:
+    """What the index reads of a skill whose body it reads `body_chars` of, as two texts: the headline (name words,
+    description, keywords and "When to use" sections) and the body, both without what the author says the skill is
+    not for."""
+    name, description, keywords, body, _ = _document_texts(document, body_chars)
+    return f'{name}\n{description}\n{keywords}', body
 
 
 def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str, str, str, str]:

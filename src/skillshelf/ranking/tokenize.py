@@ -25,7 +25,16 @@ from typing import Any, cast
 
 import Stemmer
 
-__all__ = ('decode_piece', 'piece_bytes', 'piece_terms', 'pieces', 'split_identifier', 'terms_of_pieces', 'tokenize')
+__all__ = (
+    'decode_piece',
+    'piece_bytes',
+    'piece_terms',
+    'pieces',
+    'split_identifier',
+    'terms_of_pieces',
+    'tokenize',
+    'word_terms',
+)
 
 _CJK = (
     '\u3040-\u30ff'  # Hiragana, Katakana
@@ -66,6 +75,25 @@ def split_identifier(name: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Search terms of `text`, in order, repeats kept."""
     return list(chain.from_iterable(map(piece_terms, pieces(text))))
+
+
+def word_terms(text: str) -> list[tuple[str, ...]]:
+    """The terms of `text` word by word, in order (`tokenize` is them all in one list): one term for a word of a
+    spaced script, and for a run of CJK characters its character pairs, each overlapping the next by a character.
+    Stop words give no entry.
+
+    A run's pairs are not words: "代码审查" (code review) gives three, "감사합니다" (thank you) four. Who counts the
+    words of a text counts only pairs that do not overlap (see `reminders`).
+    """
+    words: list[tuple[str, ...]] = []
+    for piece in pieces(text):
+        if _is_plain_word(piece) or piece in _STOPWORDS:
+            words.append(piece_terms(piece))
+            continue
+        for word in _piece_words(piece):
+            runs = filter(None, _CJK_RUN.split(word)) if _IS_CJK.search(word) else (word,)
+            words.extend(tuple(_run_terms(run)) for run in runs)
+    return [terms for terms in words if terms]
 
 
 def pieces(text: str) -> list[str]:

@@ -103,24 +103,25 @@ class SkillRegistry:
 
     def read_skills(self) -> SourceSkills:
         """The catalog rows, in name order, as skills whose bodies and files are read when they are used."""
-        columns = (_skills.c.name, _skills.c.description, _skills.c.meta)
+        has_files = sa.exists().where(_files.c.skill == _skills.c.name).label('has_files')
+        columns = (_skills.c.name, _skills.c.description, _skills.c.meta, has_files)
         with self.engine.connect() as connection:
             rows = connection.execute(sa.select(*columns).order_by(_skills.c.name)).all()
         result = SourceSkills()
         starts = _BodyStarts(self)
-        for name, description, meta in rows:
+        for name, description, meta, files in rows:
             origin = f'{self.label}/{name}'
             try:
-                result.skills.append(self._catalog_skill(starts, origin, name, description, json.loads(meta)))
+                content = _RegistryContent(self, starts, name, origin, bool(files))
+                result.skills.append(self._catalog_skill(content, description, json.loads(meta)))
             except (SkillFormatError, ValueError) as error:
                 result.skipped.append(skipped(origin, getattr(error, 'problem', str(error))))
         return result
 
-    def _catalog_skill(self, starts: _BodyStarts, origin: str, name: str, description: str, meta: object) -> Skill[Any]:
+    def _catalog_skill(self, content: _RegistryContent, description: str, meta: object) -> Skill[Any]:
         if not isinstance(meta, dict):
             raise ValueError('its metadata is not a JSON object')
-        content = _RegistryContent(self, starts, name, origin)
-        return Skill.from_content(name, description, content, metadata=cast('dict[str, Any]', meta))
+        return Skill.from_content(content.name, description, content, metadata=cast('dict[str, Any]', meta))
 
     def publish(self, folder: str | Path) -> Skill[Any]:
         """Publish the skill folder `folder` (its `SKILL.md` and text files), replacing a skill of the same name.
@@ -244,6 +245,8 @@ class _RegistryContent:
     starts: _BodyStarts
     name: str
     origin: str
+    stored_files: bool
+    """Whether the catalog read found files stored for the skill."""
 
     def instructions(self, max_chars: int | None = None) -> str:
         """The body: from the catalog read for the search index's share of it, else read from the registry now."""
@@ -263,6 +266,10 @@ class _RegistryContent:
             statement = sa.select(_files.c.path).where(_files.c.skill == self.name).order_by(_files.c.path)
             paths = list(connection.execute(statement.limit(MAX_LISTED_RESOURCES)).scalars())
         return [path for path in paths if _is_plain(path)]
+
+    def has_files(self) -> bool:
+        """Whether the catalog read found files stored for the skill (no query of its own)."""
+        return self.stored_files
 
     def read_bytes(self, path: str, max_bytes: int) -> bytes:
         """One stored file, refused like a folder's: unsafe paths, missing, over `max_bytes`."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from .limits import ScriptLimits
 
-__all__ = ('HOME', 'WORKSPACE_MOUNT', 'Layout', 'bwrap_command', 'interpreter_mounts')
+__all__ = ('HOME', 'WORKSPACE_MOUNT', 'Layout', 'bwrap_command', 'command_path', 'interpreter_mounts', 'visible_paths')
 
 WORKSPACE_MOUNT = '/workspace'
 """Where the workspace folder appears inside the sandbox: its working directory."""
@@ -74,13 +74,14 @@ def bwrap_command(
     base = {'PATH': ':'.join([*layout.path_first, _PATH]), 'HOME': HOME, 'TMPDIR': '/tmp', 'LANG': 'C.UTF-8'}
     for name, value in {**base, **(env or {})}.items():
         environment += ['--setenv', name, value]
-    mounts = [*_system_mounts(), *_read_only_mounts(layout.read_only)]
+    # the private /tmp first: a read-only mount under /tmp (a prepared environment there) is laid over it, not hidden
+    mounts = [*_system_mounts(), '--size', str(limits.max_tmp_bytes), '--tmpfs', '/tmp']
+    mounts += _read_only_mounts(layout.read_only)
     mounts += ['--dir', '/etc']
     for name in ('hosts', 'passwd', 'group'):
         mounts += ['--ro-bind', os.path.join(layout.etc, name), f'/etc/{name}']
     if layout.network:
         mounts += ['--ro-bind-try', '/etc/resolv.conf', '/etc/resolv.conf']
-    mounts += ['--size', str(limits.max_tmp_bytes), '--tmpfs', '/tmp']
     mounts += ['--bind', layout.folder, WORKSPACE_MOUNT, '--chdir', WORKSPACE_MOUNT]
     caps = [
         'prlimit',
@@ -138,6 +139,18 @@ def interpreter_mounts(python: str) -> tuple[str, ...]:
             if path != '/' and not any(path == top or path.startswith(top + '/') for top in ('/usr', *_SYSTEM_DIRS)):
                 found.add(path)
     return tuple(sorted(found))
+
+
+def command_path(python: str) -> str:
+    """`PATH` inside the sandbox whose Python is `python`: its `bin` folder, then the system ones."""
+    return ':'.join([os.path.dirname(os.path.abspath(python)), _PATH])
+
+
+def visible_paths(python: str, mounts: Iterable[str] = ()) -> tuple[str, ...]:
+    """The host paths a sandboxed command sees besides its workspace (all read-only): `/usr` and the system
+    folders, the installations `interpreter_mounts` names, and `mounts`. A program elsewhere, or a link on `PATH`
+    leading elsewhere, is not there."""
+    return ('/usr', *_SYSTEM_DIRS, *interpreter_mounts(python), *(os.path.abspath(path) for path in mounts))
 
 
 def _system_mounts() -> list[str]:
