@@ -5,20 +5,26 @@
   key still refused.
 - A description or heading without any word a "not for" cue contains is not searched, and nothing changes.
 - The collector paused while a library is read is on again afterwards, unless someone else paused it.
+- The index cache key takes a folder skill's folder as `os.path.abspath(skill.folder)` did, without the `Path`.
 """
 
 from __future__ import annotations
 
 import gc
+import os
+from pathlib import Path
 
 import pytest
 import yaml
 
+from skillshelf import Skill
 from skillshelf._gc import gc_paused
-from skillshelf.library import confusables
+from skillshelf.library import confusables, index
 from skillshelf.library.confusables import skeleton
 from skillshelf.markdown import guarded_yaml
 from skillshelf.ranking import negatives
+
+from skill_files import write_skill
 
 
 def test_an_ascii_skeleton_is_the_tables_without_loading_it() -> None:
@@ -140,3 +146,14 @@ def test_gc_paused_restores_the_collector() -> None:
         assert not gc.isenabled()  # paused by someone else: left to them
     finally:
         gc.enable()
+
+
+def test_the_cache_key_takes_the_folder_as_its_path_did(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_skill(tmp_path / 'lib', 'pdf-forms')
+    monkeypatch.chdir(tmp_path)
+    for given in ['lib/pdf-forms', 'lib/./pdf-forms/', './lib//pdf-forms', str(tmp_path / 'lib' / 'pdf-forms')]:
+        skill = Skill.from_folder(given)
+        assert skill.folder is not None
+        expected = os.path.abspath(skill.folder)
+        assert index._folder(skill) == expected == str(tmp_path / 'lib' / 'pdf-forms')  # pyright: ignore[reportPrivateUsage]
+    assert index._folder(Skill('weather', 'Forecasts.')) is None  # pyright: ignore[reportPrivateUsage]

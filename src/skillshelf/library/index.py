@@ -19,6 +19,7 @@ from typing import Any, cast
 from opentelemetry import trace
 
 from .._gc import gc_paused
+from ..content import FolderContent
 from ..errors import SkillError, SkillWarning
 from ..ranking.cache import CACHE_MIN_SKILLS, LibraryCache, library_cache
 from ..ranking.embeddings import Embeddings
@@ -141,7 +142,8 @@ class SearchIndex:
         The key covers each skill's text and folder, and every source's version (a directory's listing stats every
         `SKILL.md`, so an edited body gives another key); a Python skill's instructions are hashed instead.
         """
-        folders = [None if (folder := skill.folder) is None else os.path.abspath(folder) for skill in skills]
+        # The folder's path as a string: `Skill.folder` builds a `Path` per skill (a second at 100,000 skills).
+        folders = [_folder(skill) for skill in skills]
         if self._versions is None or len(folders) - folders.count(None) < CACHE_MIN_SKILLS:
             return None
         content = [
@@ -150,6 +152,11 @@ class SearchIndex:
         ]
         content.append(repr(self._versions))
         return library_cache(_RANKING, content, {os.path.dirname(folder) for folder in folders if folder is not None})
+
+
+def _folder(skill: Skill[Any]) -> str | None:
+    """`os.path.abspath(skill.folder)`, without the `Path`; `None` for a skill without a folder."""
+    return os.path.abspath(skill.content.origin) if isinstance(skill.content, FolderContent) else None
 
 
 def _headlines(skills: list[Skill[Any]]) -> list[SearchDocument]:
