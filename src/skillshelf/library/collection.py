@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._gc import gc_paused
 from ..errors import SkillConflictError, SkillError, SkillWarning
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
 from ..skill import Skill
@@ -62,6 +63,7 @@ class Intake:
                 warnings.warn(SkillWarning(f'{source!r} could not be checked for changes: {error}'), stacklevel=4)
         return False
 
+    @gc_paused()  # it allocates a lot and frees little: the collector would walk the growing heap over and over
     def collect(self) -> Collection:
         """Read every source (without warning) into one set of skills.
 

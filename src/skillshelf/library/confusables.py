@@ -20,9 +20,16 @@ __all__ = ('skeleton',)
 def skeleton(name: str) -> str:
     """The form `name` shares with every name that looks like it (see the module docstring); remembered, since a
     library checks every name again whenever one of its sources changed."""
+    folded = name.casefold().replace('_', '-')
+    if folded.isascii():  # most names: the table is loaded (70 ms) only for the first name that is not ASCII
+        return folded.translate(_ASCII_PROTOTYPES)
     prototypes = _prototypes()
-    decomposed = unicodedata.normalize('NFD', name.casefold().replace('_', '-'))
+    decomposed = unicodedata.normalize('NFD', folded)
     return unicodedata.normalize('NFD', ''.join(prototypes.get(character, character) for character in decomposed))
+
+
+_ASCII_PROTOTYPES = str.maketrans({'1': 'l', 'I': 'l', 'O': '0', '`': "'", '|': 'l'})
+"""`_prototypes()` for the ASCII characters it changes (a test checks that they agree); NFD leaves ASCII as it is."""
 
 
 @cache

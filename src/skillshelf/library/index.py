@@ -13,17 +13,26 @@ import os
 import threading
 import warnings
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 from opentelemetry import trace
 
+from .._gc import gc_paused
+from ..content import FolderContent
 from ..errors import SkillError, SkillWarning
 from ..ranking.cache import CACHE_MIN_SKILLS, LibraryCache, library_cache
 from ..ranking.embeddings import Embeddings
 from ..ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
-from ..ranking.ranker import Ranker, RankerFactory, SearchOptions, build_ranker, custom_ranker, lexical_index
+from ..ranking.ranker import (
+    Ranker,
+    RankerFactory,
+    SearchOptions,
+    build_ranker,
+    custom_ranker,
+    lexical_index,
+    with_bodies,
+)
 from ..skill import Skill
 
 __all__ = ('SearchIndex',)
@@ -101,7 +110,7 @@ class SearchIndex:
         headlines = _headlines(skills)
         if self.options.ranker is not None:
             chars = _RANKING.body_limit(len(skills))
-            documents = [replace(d, body=_body(skill, chars)) for d, skill in zip(headlines, skills, strict=True)]
+            documents = with_bodies(headlines, [_body(skill, chars) for skill in skills])
             self._ranker = custom_ranker(cast(RankerFactory, self.options.ranker), documents)
             return self._ranker
         cache = self._cache(skills, headlines)
@@ -110,6 +119,7 @@ class SearchIndex:
         self._ranker = build_ranker(lexical, headlines, bodies, self.options, self._embeddings, cache)
         return self._ranker
 
+    @gc_paused()  # like `Intake.collect`; not around an encoder or a custom ranker, which are not ours
     def _lexical_index(
         self, headlines: list[SearchDocument], bodies: Callable[[int], list[str]], cache: LibraryCache | None
     ) -> SkillIndex:
@@ -132,7 +142,8 @@ class SearchIndex:
         The key covers each skill's text and folder, and every source's version (a directory's listing stats every
         `SKILL.md`, so an edited body gives another key); a Python skill's instructions are hashed instead.
         """
-        folders = [None if (folder := skill.folder) is None else os.path.abspath(folder) for skill in skills]
+        # The folder's path as a string: `Skill.folder` builds a `Path` per skill (a second at 100,000 skills).
+        folders = [_folder(skill) for skill in skills]
         if self._versions is None or len(folders) - folders.count(None) < CACHE_MIN_SKILLS:
             return None
         content = [
@@ -141,6 +152,11 @@ class SearchIndex:
         ]
         content.append(repr(self._versions))
         return library_cache(_RANKING, content, {os.path.dirname(folder) for folder in folders if folder is not None})
+
+
+def _folder(skill: Skill[Any]) -> str | None:
+    """`os.path.abspath(skill.folder)`, without the `Path`; `None` for a skill without a folder."""
+    return os.path.abspath(skill.content.origin) if isinstance(skill.content, FolderContent) else None
 
 
 def _headlines(skills: list[Skill[Any]]) -> list[SearchDocument]:

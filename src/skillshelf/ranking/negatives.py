@@ -20,7 +20,7 @@ def split_description(description: str) -> tuple[str, str]:
 
     A clause runs from its cue ("not for", "do not use", "不适用") to the end of its sentence.
     """
-    if not _CUE.search(description):
+    if not _may_have_cue(description) or not _CUE.search(description):
         return description, ''
     kept: list[str] = []
     excluded: list[str] = []
@@ -30,6 +30,16 @@ def split_description(description: str) -> tuple[str, str]:
         if cue is not None:
             excluded.append(sentence[cue.start() :])
     return ' '.join(kept), ' '.join(excluded)
+
+
+def _may_have_cue(description: str) -> bool:
+    """Whether `_CUE` could match `description`: most descriptions have none of the words its matches contain, and
+    looking for those is a twentieth of the cost of a search that finds nothing. In ASCII text `IGNORECASE` is ASCII
+    case; other text is searched whatever it holds (`IGNORECASE` also matches `ſ` to `s`, `ı` and `İ` to `i`)."""
+    if not description.isascii():
+        return True
+    lowered = description.lower()
+    return any(word in lowered for word in _CUE_WORDS)
 
 
 def split_body(body: str) -> tuple[str, str]:
@@ -56,7 +66,7 @@ def split_body(body: str) -> tuple[str, str]:
 def says_when_not_to_use(titles: str) -> bool:
     """Whether heading `titles` (see `when_to_use.heading_titles`) include one over a "when not to use" section; if
     not, `split_body` keeps the body whole."""
-    return _NOT_HEADING.search(titles) is not None
+    return any(word in titles for word in _NOT_HEADING_WORDS) and _NOT_HEADING.search(titles) is not None
 
 
 _NOT_HEADING = re.compile(
@@ -66,6 +76,8 @@ _NOT_HEADING = re.compile(
     re.MULTILINE,
 )
 """A heading (lower-cased) over a section that says when not to use the skill."""
+_NOT_HEADING_WORDS = ('not', "n't", 'never', 'skip', 'avoid', 'anti', 'scope', '不')
+"""One of these is in every match of `_NOT_HEADING`: looking for them first is cheaper than the search."""
 _SENTENCE_END = re.compile(r'(?<=[.!?;。！？；])\s*|\n+')
 _CUE = re.compile(
     r"\b(?:do not|don't|never|avoid)\s+(?:use|using|trigger|invoke|call|load|activate|apply)\b"
@@ -75,3 +87,5 @@ _CUE = re.compile(
     re.IGNORECASE,
 )
 """Where a clause saying what the skill is not for begins."""
+_CUE_WORDS = ('not', "n't", 'never', 'avoid', 'skip')
+"""One of these is in every match of `_CUE` in ASCII text, lower-cased (see `_may_have_cue`)."""

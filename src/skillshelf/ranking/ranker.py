@@ -8,7 +8,7 @@ options choose, and `custom_ranker` builds a user's `Ranker` and checks what it 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal, Protocol, cast
 
 from .._imports import import_object
@@ -36,6 +36,7 @@ __all__ = (
     'build_ranker',
     'custom_ranker',
     'lexical_index',
+    'with_bodies',
 )
 
 SearchMode = Literal['lexical', 'hybrid']
@@ -142,7 +143,7 @@ def lexical_index(
     if cache is not None and (cached := load_index(cache.index_file, config)) is not None and cached.names == names:
         return cached
     bodies = read_bodies(config.body_limit(len(headlines)))
-    index = SkillIndex([replace(d, body=body) for d, body in zip(headlines, bodies, strict=True)], config)
+    index = SkillIndex(with_bodies(headlines, bodies), config)
     if cache is not None:
         save_index(cache.index_file, index)
     return index
@@ -171,10 +172,16 @@ def build_ranker(
     file = None if cache is None else cache.vectors_file(encoder)
     body_chars = lexical.config.body_limit(len(headlines))
     bodies = read_bodies(max(body_chars, EMBEDDED_BODY_CHARS))
-    documents = [replace(headline, body=body) for headline, body in zip(headlines, bodies, strict=True)]
+    documents = with_bodies(headlines, bodies)
     vectors = embeddings.of([document_text(document) for document in documents], encoder, file)
     words = [indexed_words(document, body_chars) for document in documents]
     return HybridIndex.from_parts(lexical, vectors, encoder, dense_shares(words, options.lexical_weight))
+
+
+def with_bodies(headlines: Sequence[SearchDocument], bodies: Sequence[str]) -> list[SearchDocument]:
+    """Each of `headlines` with its body from `bodies`, in order (built directly: `dataclasses.replace` per skill
+    costs a quarter of a second at 100,000 skills)."""
+    return [SearchDocument(d.name, d.description, d.keywords, body) for d, body in zip(headlines, bodies, strict=True)]
 
 
 def custom_ranker(factory: RankerFactory, documents: Sequence[SearchDocument]) -> Ranker:

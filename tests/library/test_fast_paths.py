@@ -1,0 +1,159 @@
+"""The start-up fast paths give what the general paths give (issue 31, item 10).
+
+- A name in ASCII gets its skeleton without the confusables table, and the same skeleton.
+- A frontmatter of text fields is built from the YAML nodes: the same mapping as PyYAML's constructor, a repeated
+  key still refused.
+- A description or heading without any word a "not for" cue contains is not searched, and nothing changes.
+- The collector paused while a library is read is on again afterwards, unless someone else paused it.
+- The index cache key takes a folder skill's folder as `os.path.abspath(skill.folder)` did, without the `Path`.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from skillshelf import Skill
+from skillshelf._gc import gc_paused
+from skillshelf.library import confusables, index
+from skillshelf.library.confusables import skeleton
+from skillshelf.markdown import guarded_yaml
+from skillshelf.ranking import negatives
+
+from skill_files import write_skill
+
+
+def test_an_ascii_skeleton_is_the_tables_without_loading_it() -> None:
+    table = confusables._prototypes()  # pyright: ignore[reportPrivateUsage]
+    ascii_prototypes = {ord(c): p for c, p in table.items() if len(c) == 1 and c.isascii()}  # looked up per character
+    assert ascii_prototypes == confusables._ASCII_PROTOTYPES  # pyright: ignore[reportPrivateUsage]
+    for code in range(128):
+        name = f'a{chr(code)}b{chr(code)}'
+        slow = ''.join(table.get(c, c) for c in name.casefold().replace('_', '-'))  # NFD leaves ASCII as it is
+        assert skeleton(name) == slow, repr(name)
+
+    confusables._prototypes.cache_clear()  # pyright: ignore[reportPrivateUsage]
+    assert skeleton('dep1oy-TOOL') == 'deploy-tool'
+    assert confusables._prototypes.cache_info().currsize == 0  # pyright: ignore[reportPrivateUsage]
+    assert skeleton('ԁеplоy') == 'deploy'  # not ASCII: the table is loaded
+    assert skeleton('Straße') == skeleton('strasse')  # folds to ASCII: the fast path
+    assert skeleton('data_analysis') == skeleton('data-analysis')
+
+
+FRONTMATTERS = [
+    'name: pdf\ndescription: Fill PDF forms.\n',
+    'name: pdf\ndescription: "Quoted: with a colon"\nlicense: MIT\n',
+    "name: 'pdf'\ndescription: >\n  Folded\n  text.\n",
+    'name: pdf\ndescription: |\n  Literal\n  text.\n',
+    'name: pdf\ndescription: x\nversion: 12\n',
+    'name: pdf\ndescription: x\nenabled: true\n',
+    'name: pdf\ndescription: x\nempty:\n',
+    'name: pdf\ndescription: x\nwhen: 2024-01-02\n',
+    'name: pdf\ndescription: !!str 12\n',
+    'name: pdf\ndescription: ~\n',
+    'name: pdf\ndescription: x\nmetadata:\n  keywords: [a, b]\n',
+    'name: &n pdf\ndescription: *n\n',
+    'base: &b {name: pdf}\n<<: *b\ndescription: x\n',
+    '12: twelve\nname: pdf\n',
+    '- a\n- b\n',
+    'just text\n',
+    '',
+    '# only a comment\n',
+]
+
+
+@pytest.mark.parametrize('text', FRONTMATTERS)
+def test_guarded_yaml_builds_what_the_constructor_builds(text: str) -> None:
+    expected = yaml.load(text, Loader=yaml.SafeLoader)
+    loaded = guarded_yaml.load(text)
+    assert loaded == expected
+    assert type(loaded) is type(expected)
+    if isinstance(expected, dict):
+        assert list(loaded) == list(expected)  # pyright: ignore[reportUnknownArgumentType]
+        assert [type(v) for v in loaded.values()] == [type(v) for v in expected.values()]  # pyright: ignore
+
+
+@pytest.mark.parametrize('text', ['name: a\nname: b\n', 'name: a\ndescription: x\n"name": c\n', 'a: 1\na: 2\n'])
+def test_guarded_yaml_still_refuses_a_repeated_key(text: str) -> None:
+    with pytest.raises(guarded_yaml.YAMLRefusedError, match='appears twice'):
+        guarded_yaml.load(text)
+
+
+DESCRIPTIONS = [
+    'Fill PDF forms.',
+    'Fill PDF forms. Not for scanned images.',
+    'Review code. NOT FOR production deploys; use deploy-check.',
+    "Draft emails. Don't use for newsletters.",
+    'Take notes in another notebook. Annotation helper.',
+    'Plan trips. Never use for visas. Avoid using it for flights.',
+    'Skip this for small repos. skip it when tired.',
+    'Sort lists. ſkip this for tiny ones.',  # IGNORECASE matches ſ to s
+    'Sort lists. Do not usİng it for sets.',
+    'Sort lists. Do not use it\tfor sets.\nNot\tfor maps.',
+    '数据分析。不适用于图像处理。',
+    'Résumé writer — not intended for cover letters.',
+    '',
+]
+
+
+@pytest.mark.parametrize('description', DESCRIPTIONS)
+def test_the_cue_words_only_skip_descriptions_without_a_cue(description: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = negatives.split_description(description)
+    monkeypatch.setattr(negatives, '_may_have_cue', lambda description: True)
+    assert fast == negatives.split_description(description)
+
+
+HEADINGS = [
+    'usage\nexamples',
+    'when not to use',
+    "when n't to use",
+    "don't trigger on",
+    'when to skip',
+    '1. not for',
+    'anti-triggers',
+    'is not for',
+    'out of scope',
+    '不适用场景',
+    'notes\nannotations\nanother section',
+]
+
+
+@pytest.mark.parametrize('titles', HEADINGS)
+def test_the_heading_words_only_skip_titles_without_a_negative_heading(titles: str) -> None:
+    expected = negatives._NOT_HEADING.search(titles) is not None  # pyright: ignore[reportPrivateUsage]
+    assert negatives.says_when_not_to_use(titles) == expected
+
+
+def test_gc_paused_restores_the_collector() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(ValueError, match='inside'), gc_paused():
+        raise ValueError('inside')
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # paused by someone else: left to them
+    finally:
+        gc.enable()
+
+
+def test_the_cache_key_takes_the_folder_as_its_path_did(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_skill(tmp_path / 'lib', 'pdf-forms')
+    monkeypatch.chdir(tmp_path)
+    for given in ['lib/pdf-forms', 'lib/./pdf-forms/', './lib//pdf-forms', str(tmp_path / 'lib' / 'pdf-forms')]:
+        skill = Skill.from_folder(given)
+        assert skill.folder is not None
+        expected = os.path.abspath(skill.folder)
+        assert index._folder(skill) == expected == str(tmp_path / 'lib' / 'pdf-forms')  # pyright: ignore[reportPrivateUsage]
+    assert index._folder(Skill('weather', 'Forecasts.')) is None  # pyright: ignore[reportPrivateUsage]
