@@ -25,6 +25,7 @@ from ..content import safe_relative_path
 from ..errors import ResourceError, ScriptError, SkillError, SkillWarning
 from ..library import SkillLibrary
 from ..skill import Skill
+from ..workspace.errors import WorkspaceFullError
 from ..workspace.limits import ScriptLimits
 from ..workspace.materialise import copy_skill
 from ..workspace.sandbox import PROVIDER
@@ -32,14 +33,23 @@ from ..workspace.scripts import Script, ScriptResult, find_script, missing_modul
 from .meta_tools import unknown_skill_message
 from .operations import Operation, meta_tool_tag
 from .telemetry import record_script_result
+from .workspace_errors import stopped_at_time_limit, workspace_problem
 
 __all__ = ('MAX_ARGUMENTS', 'SCRIPT_TOOL_NAME', 'ScriptOptions', 'build_script_toolset', 'report', 'run_script')
 
 SCRIPT_TOOL_NAME = 'run_skill_script'
 MAX_ARGUMENTS = 100
 """A run takes at most this many arguments."""
+MAX_ARGUMENT_BYTES = 64 * 1024
+"""The UTF-8 bytes of one argument (Linux refuses any over 128 KiB); longer input goes in a file."""
+MAX_ARGUMENTS_BYTES = 256 * 1024
+"""The UTF-8 bytes of all the arguments of a run (Linux takes about 2 MB with the environment)."""
 MAX_INPUT_BYTES = 1024 * 1024
 """The model's input files for one run, in all."""
+MAX_NAME_BYTES = 255
+"""The UTF-8 bytes of one part of an input file's path (what Linux file systems take)."""
+_SIGXFSZ_EXIT = 128 + 25
+"""The exit status of a process killed for writing past its file-size limit."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,8 @@ async def run_script(
         )
     if len(args) > MAX_ARGUMENTS:
         return f'Too many arguments ({len(args)}); at most {MAX_ARGUMENTS}.'
+    if (problem := _arguments_problem(args)) is not None:
+        return f'Cannot run {shown(requested)} of {skill.name!r}: {problem}.'
     try:
         found = await asyncio.to_thread(_find, skill, requested)
         first_line = await asyncio.to_thread(_first_line, skill, found)
@@ -149,8 +161,8 @@ async def run_script(
         result = await _run(workspace, argv, env, limits)
     except (ResourceError, ScriptError) as error:
         return f'Cannot run {shown(requested)} of {skill.name!r}: {error}'
-    except WorkspaceError as error:
-        return f'Cannot run {shown(requested)} of {skill.name!r}: the workspace failed ({error}).'
+    except (WorkspaceError, OSError, ValueError) as error:
+        return f'Cannot run {shown(requested)} of {skill.name!r}: {workspace_problem(error)}.'
     record_script_result(result)
     if (module := missing_module(result.stderr)) is not None:
         warnings.warn(
@@ -160,20 +172,34 @@ async def run_script(
             ),
             stacklevel=2,
         )
-    return report(found.path, result, limits, module)
+    return report(found.path, result, limits, module, workspace.ref.provider if workspace.ref else None)
 
 
-def report(script: str, result: ScriptResult, limits: ScriptLimits, missing: str | None = None) -> str:
-    """The model's account of one run."""
+def report(
+    script: str,
+    result: ScriptResult,
+    limits: ScriptLimits,
+    missing: str | None = None,
+    provider: str | None = None,
+) -> str:
+    """The model's account of one run in a workspace of `provider` (what a time limit kills depends on it)."""
     if result.timed_out:
-        lines = [
-            f'{script} was stopped after {limits.timeout:g} s: it reached the time limit, and every process it '
-            'started was killed.'
-        ]
+        lines = [f'{script} was stopped after {limits.timeout:g} s: {stopped_at_time_limit(provider)}.']
     elif result.stopped == 'output':
         lines = [f'{script} was stopped: it wrote more output than the workspace takes.']
+    elif result.stopped == 'disk':
+        ended = 'was stopped' if result.exit_code is None else f'exited with code {result.exit_code}'
+        lines = [
+            f'{script} {ended}: it filled the workspace past its size limit. Nothing more can run or be written there '
+            'until files are removed: tell the user.'
+        ]
     else:
         lines = [f'{script} exited with code {result.exit_code}.']
+        if result.exit_code == _SIGXFSZ_EXIT:
+            lines.append(
+                'It was killed for writing a file past the size one file may have (or past the room left in the '
+                'workspace).'
+            )
     if result.stdout:
         lines += ['Output:', result.stdout.rstrip('\n')]
     if result.stderr:
@@ -219,9 +245,50 @@ async def _write_inputs(workspace: Workspace, files: dict[str, str]) -> None:
     for requested, text in files.items():
         try:
             relative = safe_relative_path(requested).as_posix()
+            if (problem := _name_problem(relative)) is not None:
+                raise ResourceError(problem)
         except ResourceError as error:
-            raise ScriptError(f'cannot write the input file: {error}') from None
-        await workspace.write_bytes(relative, text.encode('utf-8', 'replace'))
+            raise ScriptError(f'cannot write the input file {shown(requested)}: {error}') from None
+        try:
+            await workspace.write_bytes(relative, text.encode('utf-8', 'replace'))
+        except (OSError, ValueError) as error:  # the workspace refused the name
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise ScriptError(f'cannot write the input file {shown(requested)}: {reason}') from None
+
+
+def _name_problem(relative: str) -> str | None:
+    """Why `relative` cannot name a file on a Linux file system, or `None`."""
+    try:
+        parts = [part.encode('utf-8') for part in relative.split('/')]
+    except UnicodeEncodeError:
+        return 'the name is not valid text (it holds an unpaired surrogate)'
+    if any(len(part) > MAX_NAME_BYTES for part in parts):
+        return f'a part of the path is over {MAX_NAME_BYTES} bytes long, more than a file system takes'
+    return None
+
+
+def _arguments_problem(args: list[str]) -> str | None:
+    """Why `args` cannot be passed to a program, or `None`."""
+    total = 0
+    for number, argument in enumerate(args, 1):
+        if '\x00' in argument:
+            return f'argument {number} holds a NUL character, which no program can receive; put such data in a file'
+        try:
+            size = len(argument.encode('utf-8'))
+        except UnicodeEncodeError:
+            return f'argument {number} is not valid text (it holds an unpaired surrogate)'
+        if size > MAX_ARGUMENT_BYTES:
+            return (
+                f'argument {number} is {size:,} bytes, over the {MAX_ARGUMENT_BYTES:,} one argument may have; write '
+                'long input to a file with `files` and pass its name'
+            )
+        total += size
+    if total > MAX_ARGUMENTS_BYTES:
+        return (
+            f'the arguments are {total:,} bytes in all, over the {MAX_ARGUMENTS_BYTES:,} a run takes; write long input '
+            'to a file with `files` and pass its name'
+        )
+    return None
 
 
 async def _python(workspace: Workspace) -> str:
@@ -241,6 +308,10 @@ async def _run(workspace: Workspace, argv: list[str], env: dict[str, str], limit
         return _cut(None, error.stdout, error.stderr, limits, 'timeout')
     except WorkspaceOutputLimitError as error:
         return _cut(None, error.stdout, error.stderr, limits, 'output')
+    except WorkspaceFullError as error:
+        if not error.ran:
+            raise  # full before it started: nothing ran
+        return _cut(error.exit_code, error.stdout, error.stderr, limits, 'disk')
     return _cut(done.exit_code, done.stdout, done.stderr, limits)
 
 
