@@ -152,7 +152,7 @@ def context_table(rows: list[dict[str, Any]]) -> str:
         [f'{r["size"]:,}', f'{r["first_request_chars"]:,}', f'{r["first_request_tokens_est"]:,.0f}',
          f'{r["instructions_chars"]:,}', f'{r["tool_definitions_chars"]:,}',
          f'{r["deferred_capabilities_chars"]:,}' if 'deferred_capabilities_chars' in r else '–',
-         f'{r["search_result_chars"]:,}',
+         '–' if r['search_result_chars'] is None else f'{r["search_result_chars"]:,}',
          f'{r["catalog_chars"]:,}', f'{r["tool_per_skill_chars"]:,}', fmt(r['construct_run_cold_s'], 2),
          ' / '.join(fmt(t, 2) for t in r.get('construct_run_cold_runs_s', [])) or '–',
          fmt(r['construct_run_warm_s'], 2), fmt(r.get('construct_run_warm_no_reload_s', float('nan')), 2)]

@@ -4,7 +4,8 @@
 
 For each size, the first N real skills of the pooled library are written as SKILL.md folders to a
 temporary directory and a real `Agent(FunctionModel(...), capabilities=[Skills(directories=[tmp])])`
-runs two requests: the scripted model calls `search_skills`, then answers. What the model received is
+runs: the scripted model calls `search_skills`, then answers (a library whose catalog lists every skill whole
+offers no `search_skills`: there the model answers at once, and the run has one request). What the model received is
 read from `AgentInfo` (`info.instructions`, `info.function_tools`): characters, and tokens estimated as
 characters / 4. Next to it: the size of putting every skill's name and description in context (what
 catalog-in-the-prompt designs send) and of one tool per skill. The time covers `Agent(...)`
@@ -59,16 +60,17 @@ def request_chars(info: AgentInfo) -> dict[str, int]:
     return {'instructions': len(instructions), 'tools': len(tools), 'total': len(instructions) + len(tools)}
 
 
-def run_agent(directory: Path, *, auto_reload: bool = True) -> tuple[float, list[dict[str, int]], str]:
+def run_agent(directory: Path, *, auto_reload: bool = True) -> tuple[float, list[dict[str, int]], str | None]:
     seen: list[dict[str, int]] = []
-    search_result = ''
+    search_result: str | None = None
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         nonlocal search_result
         seen.append(request_chars(info))
-        if len(seen) == 1:
+        if len(seen) == 1 and any(tool.name == 'search_skills' for tool in info.function_tools):
             return ModelResponse(parts=[ToolCallPart('search_skills', {'query': QUERY})])
-        search_result = str(messages[-1].parts[0].content)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+        if len(seen) == 2:
+            search_result = str(messages[-1].parts[0].content)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
         return ModelResponse(parts=[TextPart('done')])
 
     started = time.perf_counter()
@@ -89,7 +91,8 @@ def run_worker(directory: Path, cache: Path, *, auto_reload: bool = True) -> dic
 
 def worker(directory: Path, *, auto_reload: bool) -> dict[str, Any]:
     seconds, requests, search_result = run_agent(directory, auto_reload=auto_reload)
-    return {'seconds': seconds, 'requests': requests, 'search_result_chars': len(search_result)}
+    chars = None if search_result is None else len(search_result)
+    return {'seconds': seconds, 'requests': requests, 'search_result_chars': chars}
 
 
 def slug(text: str) -> str:
@@ -160,14 +163,14 @@ def main() -> None:
                 warm_s.append(run_worker(library, cache)['seconds'])
                 warm_fixed_s.append(run_worker(library, cache, auto_reload=False)['seconds'])
         requests, result_chars = colds[-1]['requests'], colds[-1]['search_result_chars']
-        first, second = requests[0], requests[1]
+        first, second = requests[0], (requests[1] if len(requests) > 1 else None)
         row = {
             'size': size,
             'first_request_chars': first['total'],
             'first_request_tokens_est': first['total'] / 4,
             'instructions_chars': first['instructions'],
             'tool_definitions_chars': first['tools'],
-            'second_request_chars': second['total'],
+            'second_request_chars': None if second is None else second['total'],
             'search_result_chars': result_chars,
             **everything_in_context(docs),
             **({'deferred_capabilities_chars': deferred_capabilities(docs)} if size <= len(pooled) else {}),

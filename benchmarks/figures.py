@@ -161,11 +161,11 @@ def registry_identical(results: Results) -> str:
     return f'{same:,} of {total:,}'
 
 
-def prompt_cache(provider: str, key: str) -> Figure:
-    """One provider's figure in `prompt_cache.json`."""
+def prompt_cache(provider: str, key: str, unload: str = 'keep') -> Figure:
+    """One provider's figure in `prompt_cache.json`, with unloaded tools kept listed (`unload='keep'`) or hidden."""
 
     def figure(results: Results) -> str:
-        row = results['prompt_cache']['providers'][provider]
+        row = results['prompt_cache']['providers' if unload == 'keep' else 'hidden'][provider]
         if key == 'prefix_kept':
             return f'{row["prefix_kept"]} of {row["follow_ups"]}'
         if key == 'not_repeated':
@@ -325,6 +325,7 @@ def _figures() -> Iterator[tuple[str, Figure]]:
     for provider in ('anthropic', 'openai-responses', 'openai-chat'):
         for key in ('prefix_kept', 'not_repeated', 'last_request_chars'):
             yield f'prompt_cache.{provider}.{key}', prompt_cache(provider, key)
+            yield f'prompt_cache.hide.{provider}.{key}', prompt_cache(provider, key, 'hide')
     yield 'prompt_cache.unloaded_tools.min', kept_tools(min)
     yield 'prompt_cache.unloaded_tools.max', kept_tools(max)
 

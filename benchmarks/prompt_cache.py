@@ -4,7 +4,7 @@ Runs the scenario of `tests/capability/test_wire_cache.py` (`STEPS` of `tests/su
 skill, call its tool, unload it, call the tool again, load another skill, call its tool, answer) against a recording
 HTTP transport and prints, per provider, how much of each request repeats the previous one (what a provider's prompt
 cache can serve), how large the requests are, and what the unloaded skill's tool definitions, kept listed so the
-cached prefix survives, add to the last request.
+cached prefix survives, add to the last request; then the same with `Skills(unload='hide')`, which removes them.
 Offline and deterministic (a few seconds); writes `benchmarks/results/prompt_cache.json`, which
 `tests/docs/test_figures.py` checks against a fresh run, and regenerates the figures the README quotes.
 
@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'tests' / 'support'))
@@ -49,11 +49,12 @@ def definitions(value: Any, names: set[str]) -> list[dict[str, Any]]:
     return [found for child in item.values() for found in definitions(child, names)]
 
 
-def measure(provider: Provider) -> dict[str, int]:
+def measure(provider: Provider, unload: Literal['keep', 'hide'] = 'keep') -> dict[str, int]:
     """The scenario on one provider's wire: prefixes kept, characters reused and sent, the last request's size and
     the part of it that is the unloaded skill's tool definitions."""
     recorder = Recorder(provider, STEPS)
-    Agent(recorder.model(), capabilities=[Skills(skills=[weather, currency])]).run_sync('Weather in Paris?')
+    skills = Skills(skills=[weather, currency], unload=unload)
+    Agent(recorder.model(), capabilities=[skills]).run_sync('Weather in Paris?')
     kept = recorder.prefix_kept()
     reused, total = recorder.reused_characters()
     last = recorder.cache_parts(recorder.bodies[-1])
@@ -68,9 +69,12 @@ def measure(provider: Provider) -> dict[str, int]:
     }
 
 
-def measure_all() -> dict[str, dict[str, int]]:
-    """`measure` on every provider."""
-    return {provider: measure(provider) for provider in PROVIDERS}
+def measure_all() -> dict[str, dict[str, dict[str, int]]]:
+    """`measure` on every provider, with the default `unload='keep'` (`providers`) and with `'hide'` (`hidden`)."""
+    return {
+        'providers': {provider: measure(provider) for provider in PROVIDERS},
+        'hidden': {provider: measure(provider, 'hide') for provider in PROVIDERS},
+    }
 
 
 def main() -> None:
@@ -79,14 +83,17 @@ def main() -> None:
         '--no-readme', action='store_true', help='do not regenerate benchmarks/README.md and the figures the docs quote'
     )
     args = parser.parse_args()
-    providers = measure_all()
-    print(f'{"provider":<18} {"prefix kept":>12} {"reused chars":>14} {"request chars":>14} {"last request":>13}')
-    for provider, row in providers.items():
-        print(
-            f'{provider:<18} {row["prefix_kept"]:>6} of {row["follow_ups"]:<4} {row["reused_chars"]:>14,} '
-            f'{row["request_chars"]:>14,} {row["last_request_chars"]:>13,}'
-        )
-    print(f'wrote {write_json("prompt_cache", {"machine": machine(), "providers": providers})}')
+    measured = measure_all()
+    print(
+        f'{"provider, unload":<24} {"prefix kept":>12} {"reused chars":>14} {"request chars":>14} {"last request":>13}'
+    )
+    for key, unload in (('providers', 'keep'), ('hidden', 'hide')):
+        for provider, row in measured[key].items():
+            print(
+                f'{provider + ", " + unload:<24} {row["prefix_kept"]:>6} of {row["follow_ups"]:<4} '
+                f'{row["reused_chars"]:>14,} {row["request_chars"]:>14,} {row["last_request_chars"]:>13,}'
+            )
+    print(f'wrote {write_json("prompt_cache", {"machine": machine(), **measured})}')
     if not args.no_readme:
         report.regenerate()
 

@@ -20,7 +20,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from weather_skill import weather
 
 from skillshelf import Skills
-from skillshelf.capability.dbos_steps import SkillSteps
+from skillshelf.dbos import SkillSteps
 
 SKILLS = Path(__file__).resolve().parent.parent / 'skills'
 SCRIPT = [

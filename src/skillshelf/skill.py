@@ -16,16 +16,8 @@ from ._text import shown
 from .content import FolderContent, SkillContent, TextContent, read_text, safe_relative_path
 from .content.folder import hold_skill_folder
 from .errors import ResourceError, SkillError, SkillFormatError, SkillFormatWarning, SkillWarning
-from .markdown.frontmatter import (
-    FormatDeviation,
-    Frontmatter,
-    SkillFile,
-    name_problem,
-    read_frontmatter,
-    read_markdown,
-    split_tool_patterns,
-    unencodable,
-)
+from .markdown.frontmatter import FormatDeviation, SkillFile, name_problem, read_frontmatter, read_markdown
+from .markdown.schema import Frontmatter, split_tool_patterns, unencodable
 from .toolset_names import known_tool_names
 
 __all__ = ('Skill',)

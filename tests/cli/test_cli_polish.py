@@ -25,7 +25,7 @@ BROKEN = 'name: broken\ndescription:\n  what: a mapping, not text'
 """A frontmatter no reading can make a skill of: its description is not text."""
 GOOD = 'description: Formats Python code with black. Use when the user asks to format or tidy Python files.'
 
-COMMANDS = ('list', 'validate', 'show', 'catalog', 'search', 'index', 'eval', 'publish', 'unpublish')
+COMMANDS = ('list', 'validate', 'check', 'show', 'catalog', 'search', 'index', 'eval', 'publish', 'unpublish')
 
 HEAVY = (
     'pydantic_ai',

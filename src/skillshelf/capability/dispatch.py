@@ -12,11 +12,11 @@ from typing import Any
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import WrapToolExecuteHandler
 
-from .fork import fork_reply, forks
+from .fork import forks
 from .meta_tools import unknown_skill_message
 from .operations import Operation, Tag
 from .refusals import unloaded_tool_message
-from .shelf import RESERVED_TOOL_NAMES, Shelf
+from .shelf import Shelf
 from .state import LoadState
 from .telemetry import traced_meta_call
 
@@ -59,9 +59,8 @@ async def _meta_call(
         return await handler(args)
     if operation is Operation.LOAD:
         skill = shelf.library.get(name)
-        if skill is not None and skill.model_invocable and forks(skill):
-            arguments = str(args.get('arguments') or '')
-            return await fork_reply(ctx, skill, arguments, shelf.place, RESERVED_TOOL_NAMES)
+        if skill is not None and forks(skill):
+            return await handler(args)  # the tool runs the sub-agent; nothing is loaded, so several may run at once
         return await state.load(name, args, handler, shelf.capability_id)  # the tool explains a bad name
     if name not in state.loaded and name not in shelf.library.skills:
         return unknown_skill_message(shelf.library, name, shelf.offers_search())

@@ -17,17 +17,18 @@ from pydantic_ai import RunContext, ToolReturn
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserContent
 
 from ..markdown.names import name_problem
-from .fork import fork_reply, forks
+from .fork import forks
 from .history import state_change
-from .meta_tools import load_reply, unknown_skill_message
+from .meta_tools import load_reply
 from .operations import Operation
-from .shelf import RESERVED_TOOL_NAMES, Shelf
+from .shelf import Shelf
 from .telemetry import traced_meta_call
 
 __all__ = ('SkillCommand', 'UserLoad', 'invocation_messages', 'invoke_from_prompt', 'parse_invocation', 'user_load')
 
 UserLoad = tuple[Literal['loaded', 'unreadable', 'fork'], str]
-"""What a user's `/name` does: load (with the text the load returns), explain (why it cannot be read), or fork."""
+"""What a user's `/name` does: load (with the text the load returns), explain (why it cannot be read), or fork
+(with what its sub-agent's run returns)."""
 
 _COMMAND = re.compile(r'\s*[/$](?P<name>[^\W_](?:[\w-]*[^\W_])?)(?:\s+(?P<arguments>.*?))?\s*', re.DOTALL)
 """`/name args`: the name is checked against the naming rules (`name_problem`) once matched, so a user can invoke
@@ -67,13 +68,13 @@ def invocation_messages(call_id: str, name: str, arguments: str, reply: ToolRetu
 
 async def user_load(ctx: RunContext[Any], shelf: Shelf, name: str, arguments: str) -> UserLoad | None:
     """What a user's `/name` does: `('loaded', reply)` with the text the load returns, `('unreadable', why)`, or
-    `('fork', '')` for a skill that runs as a sub-agent (the caller runs it); `None` when `name` is no skill a user
-    may invoke. Reads the skill's files: `Skills` makes it a recorded durable operation."""
+    `('fork', reply)` for a skill that runs as a sub-agent, which it runs; `None` when `name` is no skill a user may
+    invoke. Reads the skill's files and runs a fork's sub-agent: `Skills` makes it a recorded durable operation."""
     skill = shelf.library.get(name)
     if skill is None or not skill.user_invocable:
         return None
     if forks(skill):
-        return 'fork', ''
+        return 'fork', await shelf.fork(ctx, skill, arguments)
     library, capability_id, with_tools = shelf.library, shelf.capability_id, shelf.with_tools
     reply = await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, shelf.place)
     return ('unreadable', reply) if isinstance(reply, str) else ('loaded', str(reply.return_value))
@@ -100,12 +101,7 @@ async def invoke_from_prompt(
     status, text = outcome
 
     async def invoke() -> ToolReturn[Any] | str:
-        if status == 'fork':
-            skill = shelf.library.get(name)
-            if skill is None:
-                return unknown_skill_message(shelf.library, name, shelf.offers_search())
-            return await fork_reply(ctx, skill, arguments, shelf.place, RESERVED_TOOL_NAMES)
-        if status == 'unreadable':
+        if status in ('fork', 'unreadable'):
             return text
         if name not in loaded:
             loaded.append(name)

@@ -44,6 +44,8 @@ SKILL_DIR_VARIABLES = ('${SKILL_DIR}', '${CLAUDE_SKILL_DIR}')
 text is ever expanded."""
 Placement = Callable[[Workspace, Skill[Any]], Awaitable[Copied | None]]
 """Puts a loaded skill's files in the run's workspace; returns where, or `None` when they are not put there."""
+Fork = Callable[[RunContext[Any], Skill[Any], str], Awaitable[str]]
+"""Runs a `context: fork` skill as a sub-agent with the given arguments; returns what its load replies."""
 
 
 @dataclass
@@ -70,13 +72,16 @@ def build_meta_toolset(
     *,
     threshold: float,
     search_offered: Callable[[], bool] = lambda: True,
+    fork: Fork | None = None,
 ) -> FunctionToolset[Any]:
     """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`.
 
     `with_tools` names the skills whose tools the capability registered: only theirs are announced on load.
     `search_skills` leaves out skills scoring below `threshold`. With `place` (scripts enabled), a loaded skill's
     files are put in the run's workspace and `${SKILL_DIR}` in its instructions becomes their folder there.
-    `search_offered` tells whether the model has `search_skills` now, for the hints of its replies.
+    `search_offered` tells whether the model has `search_skills` now, for the hints of its replies. With `fork`,
+    loading a `context: fork` skill runs it as a sub-agent, inside the tool call, so a durable engine that records
+    the call (a Temporal activity, a DBOS step with `SkillSteps`) records the sub-agent's result with it.
     """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
 
@@ -110,6 +115,8 @@ def build_meta_toolset(
         skill = library.get(name)
         if skill is None or not skill.model_invocable:
             return unknown_skill_message(library, name, search_offered())
+        if fork is not None and forks(skill):
+            return await fork(ctx, skill, arguments)
         return await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, place)
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.UNLOAD))
@@ -176,9 +183,10 @@ async def load_reply(
     )
 
 
-def read_instructions(skill: Skill[Any], folder: str | None, arguments: str) -> str:
+def read_instructions(skill: Skill[Any], folder: str | None, arguments: str, *, append: bool = True) -> str:
     """A skill's instructions as the model reads them: `${SKILL_DIR}` (and `${CLAUDE_SKILL_DIR}`) become `folder`, the
-    skill's files in the workspace, when it has one there; `arguments` are substituted.
+    skill's files in the workspace, when it has one there; `arguments` are substituted (and, with `append`, added
+    at the end when no placeholder took them).
 
     Raises:
         SkillFormatError: the `SKILL.md` can no longer be read.
@@ -188,7 +196,12 @@ def read_instructions(skill: Skill[Any], folder: str | None, arguments: str) -> 
     if folder is not None:
         for variable in SKILL_DIR_VARIABLES:
             instructions = instructions.replace(variable, folder)
-    return substitute_arguments(instructions, arguments)
+    return substitute_arguments(instructions, arguments, append=append)
+
+
+def forks(skill: Skill[Any]) -> bool:
+    """Whether the skill runs as a sub-agent: frontmatter (or a Python skill's metadata) `context: fork`."""
+    return skill.metadata.get('context') == 'fork'
 
 
 def unreadable_message(name: str, error: SkillFormatError | OSError) -> str:

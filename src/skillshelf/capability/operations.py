@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, cast
 
-from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.tools import AgentDepsT, ToolDefinition
+from pydantic_ai.toolsets import CombinedToolset
 
-__all__ = ('TAG', 'Operation', 'Tag', 'meta_tool_tag', 'record_of', 'skill_tool_tag', 'tag_of')
+__all__ = ('TAG', 'Operation', 'ShelfToolset', 'Tag', 'meta_tool_tag', 'record_of', 'skill_tool_tag', 'tag_of')
 
 TAG = 'skillshelf'
 """The key under which skillshelf marks tool definitions and tool-return metadata."""
@@ -36,6 +37,11 @@ class Operation(str, Enum):
     """`read_file`, `write_file`, `edit_file`, `list_files` (with `file_tools`)"""
     COMMAND = 'command'
     """`run_command` (with `file_tools`)"""
+
+
+class ShelfToolset(CombinedToolset[AgentDepsT]):
+    """The toolset of a `Skills` capability (meta-tools, workspace tools, skills' tools), told apart from the agent's
+    other toolsets by its type: a forked skill's sub-agent gets the others, never this one."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ Whatever happens, the model gets a plain report to carry on with.
 from __future__ import annotations
 
 import asyncio
-import sys
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,16 +21,17 @@ from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLim
 
 from .._text import shown
 from ..content import safe_relative_path
-from ..errors import ResourceError, ScriptError, SkillError, SkillWarning
+from ..errors import ResourceError, ScriptError, SkillError
 from ..library import SkillLibrary
+from ..needs.names import distribution_of
 from ..skill import Skill
 from ..workspace.errors import WorkspaceFullError
 from ..workspace.limits import ScriptLimits
 from ..workspace.materialise import copy_skill
-from ..workspace.sandbox import PROVIDER
 from ..workspace.scripts import Script, ScriptResult, find_script, missing_module, script_command
 from .meta_tools import unknown_skill_message
 from .operations import Operation, meta_tool_tag
+from .script_python import missing_module_warning, python_for
 from .telemetry import record_script_result
 from .workspace_errors import stopped_at_time_limit, workspace_problem
 
@@ -157,7 +157,8 @@ async def run_script(
         first_line = await asyncio.to_thread(_first_line, skill, found)
         copied = await copy_skill(workspace, skill)
         await _write_inputs(workspace, files)
-        argv, env = script_command(found, copied.folder, first_line, args, await _python(workspace))
+        python = await python_for(workspace)
+        argv, env = script_command(found, copied.folder, first_line, args, python)
         result = await _run(workspace, argv, env, limits)
     except (ResourceError, ScriptError) as error:
         return f'Cannot run {shown(requested)} of {skill.name!r}: {error}'
@@ -165,13 +166,7 @@ async def run_script(
         return f'Cannot run {shown(requested)} of {skill.name!r}: {workspace_problem(error)}.'
     record_script_result(result)
     if (module := missing_module(result.stderr)) is not None:
-        warnings.warn(
-            SkillWarning(
-                f'skill {skill.name!r}: {found.path} needs the Python module {module!r}, which the environment that '
-                'runs scripts lacks (install it there, e.g. in the interpreter given to SkillSandbox(python=...))'
-            ),
-            stacklevel=2,
-        )
+        warnings.warn(missing_module_warning(skill.name, found.path, module, workspace, python), stacklevel=2)
     return report(found.path, result, limits, module, workspace.ref.provider if workspace.ref else None)
 
 
@@ -213,9 +208,11 @@ def report(
             'print less, or write to a file and print a summary]'
         )
     if missing is not None:
+        distribution = distribution_of(missing)
+        package = f' (installed as the package {distribution!r})' if distribution else ''
         lines.append(
-            f'The script needs the Python module {missing!r}, which the environment that runs scripts does not have. '
-            'Do not retry it: tell the user the module is missing there, or carry on without this script.'
+            f'The script needs the Python module {missing!r}{package}, which the environment that runs scripts does '
+            'not have. Do not retry it: tell the user the module is missing there, or carry on without this script.'
         )
     return '\n'.join(lines)
 
@@ -289,15 +286,6 @@ def _arguments_problem(args: list[str]) -> str | None:
             'to a file with `files` and pass its name'
         )
     return None
-
-
-async def _python(workspace: Workspace) -> str:
-    """The command that runs Python in `workspace`: skillshelf's sandbox puts its interpreter first on `PATH`; a
-    workspace that can see the agent's own interpreter (a local one, a sandbox on this machine) uses that; anything
-    else its `python3`."""
-    if workspace.ref is not None and workspace.ref.provider == PROVIDER:
-        return 'python3'
-    return sys.executable if await workspace.exists(sys.executable) else 'python3'
 
 
 async def _run(workspace: Workspace, argv: list[str], env: dict[str, str], limits: ScriptLimits) -> ScriptResult:

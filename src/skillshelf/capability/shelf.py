@@ -13,8 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_ai import RunContext
 from pydantic_ai.tools import AgentDepsT
-from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
+from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.workspaces import Workspace, WorkspaceError
 
 from ..errors import SkillWarning
@@ -24,9 +25,10 @@ from ..skill import Skill
 from ..workspace.materialise import Copied, copy_skill
 from .catalog import CatalogEntry, text_fields
 from .file_tools import FILE_TOOL_NAMES, build_file_toolset
+from .fork import fork_reply
 from .lazy_toolset import LazyToolset
 from .meta_tools import META_TOOL_NAMES, Placement, build_meta_toolset
-from .operations import Operation, skill_tool_tag
+from .operations import Operation, ShelfToolset, skill_tool_tag
 from .options import SkillsOptions
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset
 
@@ -50,6 +52,10 @@ class Shelf:
     """The id the tools and history records are tagged with."""
     toolset: AbstractToolset[Any] = field(init=False)
     """The meta-tools and every skill's tools; `prepare_tools` hides the tools of unloaded skills."""
+    meta_toolset: AbstractToolset[Any] = field(init=False)
+    """The meta-tools alone (a forked skill's sub-agent gets its `read_skill_resource`)."""
+    workspace_toolsets: tuple[AbstractToolset[Any], ...] = field(init=False)
+    """`run_skill_script` and the file tools, those the options turn on (a forked skill's sub-agent gets them too)."""
     with_tools: set[str] = field(init=False)
     """The skills whose toolsets are registered: only theirs are announced on load."""
     catalog: str = field(init=False, default='')
@@ -82,23 +88,28 @@ class Shelf:
         self._tool_count = _count_tools(with_tools)
         self.with_tools = {skill.name for skill in with_tools}
         scripts = self.options.scripts
-        self.toolset = CombinedToolset[Any](
+        self.meta_toolset = build_meta_toolset(
+            self.library,
+            self.capability_id,
+            self.options.search.search_limit,
+            self.with_tools,
+            self.place,
+            threshold=self.options.search.search_threshold,
+            search_offered=self.offers_search,
+            fork=self.fork,
+        )
+        self.workspace_toolsets = (
+            *(
+                [build_script_toolset(self.library, self.capability_id, scripts.script_limits, self.offers_search)]
+                if scripts.scripts
+                else []
+            ),
+            *([build_file_toolset(self.capability_id, scripts.script_limits)] if scripts.file_tools else []),
+        )
+        self.toolset = ShelfToolset[Any](
             [
-                build_meta_toolset(
-                    self.library,
-                    self.capability_id,
-                    self.options.search.search_limit,
-                    self.with_tools,
-                    self.place,
-                    threshold=self.options.search.search_threshold,
-                    search_offered=self.offers_search,
-                ),
-                *(
-                    [build_script_toolset(self.library, self.capability_id, scripts.script_limits, self.offers_search)]
-                    if scripts.scripts
-                    else []
-                ),
-                *([build_file_toolset(self.capability_id, scripts.script_limits)] if scripts.file_tools else []),
+                self.meta_toolset,
+                *self.workspace_toolsets,
                 *(_skill_toolset(skill, self.capability_id) for skill in with_tools),
             ]
         )
@@ -107,6 +118,10 @@ class Shelf:
     def offers_search(self) -> bool:
         """Whether the model has `search_skills` (not while the catalog lists every skill whole)."""
         return Operation.SEARCH not in self.unused
+
+    async def fork(self, ctx: RunContext[Any], skill: Skill[Any], arguments: str) -> str:
+        """Run `skill`, a `context: fork` skill, as a sub-agent (see `fork`): what loading it returns."""
+        return await fork_reply(ctx, skill, arguments, self)
 
     @property
     def place(self) -> Placement | None:

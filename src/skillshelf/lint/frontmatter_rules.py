@@ -12,14 +12,9 @@ import yaml
 
 from ..errors import SkillFormatError
 from ..markdown import guarded_yaml
-from ..markdown.frontmatter import (
-    KNOWN_FIELDS,
-    MAX_COMPATIBILITY_LENGTH,
-    MAX_DESCRIPTION_LENGTH,
-    read_frontmatter_text,
-    unencodable_problem,
-)
+from ..markdown.frontmatter import read_frontmatter_text
 from ..markdown.names import spec_name_problem
+from ..markdown.schema import KNOWN_FIELDS, MAX_COMPATIBILITY_LENGTH, MAX_DESCRIPTION_LENGTH, unencodable_problem
 from .report import Finding
 
 __all__ = ('MIN_DESCRIPTION_CHARACTERS', 'check_fields', 'frontmatter_fields')

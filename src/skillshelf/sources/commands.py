@@ -31,15 +31,9 @@ from ..files import (
 )
 from ..markdown import guarded_yaml
 from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES
-from ..markdown.frontmatter import (
-    MAX_DESCRIPTION_LENGTH,
-    FormatDeviation,
-    name_problem,
-    split_frontmatter,
-    starts_with_frontmatter,
-    unencodable_problem,
-)
+from ..markdown.frontmatter import FormatDeviation, name_problem, split_frontmatter, starts_with_frontmatter
 from ..markdown.lenient import first_line, repair_frontmatter
+from ..markdown.schema import MAX_DESCRIPTION_LENGTH, unencodable_problem
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .directory import Discovery, Fingerprint

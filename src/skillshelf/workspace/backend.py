@@ -94,6 +94,11 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         """`skillshelf:<id>`, once the folder exists (or from construction, when attached by ref)."""
         return self._ref
 
+    @property
+    def python(self) -> str:
+        """The interpreter that runs Python here: the sandbox's `python`, else the agent's own."""
+        return self._sandbox.python or sys.executable
+
     async def working_dir(self) -> str:
         """`/workspace`, the folder as commands see it."""
         await self._ensure()
@@ -281,7 +286,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         return self._layout_of(place)
 
     def _layout_of(self, place: Place) -> Layout:
-        python = self._sandbox.python or sys.executable
+        python = self.python
         mounts = (*interpreter_mounts(python), *(os.path.abspath(path) for path in self._sandbox.mounts))
         bin_folder = os.path.dirname(os.path.abspath(python))
         return Layout(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from .limits import ScriptLimits
 
-__all__ = ('HOME', 'WORKSPACE_MOUNT', 'Layout', 'bwrap_command', 'interpreter_mounts')
+__all__ = ('HOME', 'WORKSPACE_MOUNT', 'Layout', 'bwrap_command', 'command_path', 'interpreter_mounts', 'visible_paths')
 
 WORKSPACE_MOUNT = '/workspace'
 """Where the workspace folder appears inside the sandbox: its working directory."""
@@ -148,6 +148,18 @@ def interpreter_mounts(python: str) -> tuple[str, ...]:
             if path != '/' and not any(path == top or path.startswith(top + '/') for top in ('/usr', *_SYSTEM_DIRS)):
                 found.add(path)
     return tuple(sorted(found))
+
+
+def command_path(python: str) -> str:
+    """`PATH` inside the sandbox whose Python is `python`: its `bin` folder, then the system ones."""
+    return ':'.join([os.path.dirname(os.path.abspath(python)), _PATH])
+
+
+def visible_paths(python: str, mounts: Iterable[str] = ()) -> tuple[str, ...]:
+    """The host paths a sandboxed command sees besides its workspace (all read-only): `/usr` and the system
+    folders, the installations `interpreter_mounts` names, and `mounts`. A program elsewhere, or a link on `PATH`
+    leading elsewhere, is not there."""
+    return ('/usr', *_SYSTEM_DIRS, *interpreter_mounts(python), *(os.path.abspath(path) for path in mounts))
 
 
 def _system_mounts() -> list[str]:

@@ -28,6 +28,7 @@ __all__ = (
     'kind_from_shebang',
     'missing_module',
     'script_command',
+    'shebang_program',
 )
 
 INTERPRETERS = {'.py': 'python', '.sh': 'bash', '.bash': 'bash', '.js': 'node', '.mjs': 'node', '.cjs': 'node'}
@@ -76,7 +77,8 @@ class ScriptResult:
 
 def find_script(requested: str, files: Sequence[str]) -> Script:
     """The script `requested` names among a skill's `files`: a path (`scripts/fill.py`, `./scripts/fill.py`,
-    `${CLAUDE_SKILL_DIR}/scripts/fill.py`) or a Python module (`scripts.fill`, `python -m scripts.fill`).
+    `${CLAUDE_SKILL_DIR}/scripts/fill.py`, `scripts/fill` when that names no file but `scripts/fill.py` is one) or a
+    Python module (`scripts.fill`, `python -m scripts.fill`).
 
     Raises:
         ResourceError: it names no file of the skill (the message lists its scripts), or is not a plain relative path.
@@ -93,6 +95,8 @@ def find_script(requested: str, files: Sequence[str]) -> Script:
     relative = safe_relative_path(text).as_posix()
     if relative in files:
         return Script(relative)
+    if f'{relative}.py' in files:  # as skills' own docs write it: `python scripts/check_fillable_fields <file.pdf>`
+        return Script(f'{relative}.py')
     raise ResourceError(f'{shown(requested)} is not a file of the skill. {_scripts_of(files)}')
 
 
@@ -125,10 +129,7 @@ def kind_from_shebang(path: str, first_line: str) -> str:
     Raises:
         ScriptError: it names none of them.
     """
-    words = first_line[2:].split() if first_line.startswith('#!') else []
-    if words and os.path.basename(words[0]) == 'env':
-        words = [word for word in words[1:] if not word.startswith('-')]
-    program = os.path.basename(words[0]) if words else ''
+    program = shebang_program(first_line) or ''
     kind = _BY_PROGRAM.get(program) or ('python' if program.startswith('python3') else None)
     if kind is None:
         raise ScriptError(
@@ -136,6 +137,15 @@ def kind_from_shebang(path: str, first_line: str) -> str:
             'scripts whose first line (#!) names one of them'
         )
     return kind
+
+
+def shebang_program(first_line: str) -> str | None:
+    """The program a `#!` line names, without its folder (`#!/usr/bin/env node` and `#!/usr/local/bin/node` are
+    both `node`), or `None` when there is no `#!` line."""
+    words = first_line[2:].split() if first_line.startswith('#!') else []
+    if words and os.path.basename(words[0]) == 'env':
+        words = [word for word in words[1:] if not word.startswith('-') and '=' not in word]
+    return os.path.basename(words[0]) or None if words else None
 
 
 def _scripts_of(files: Sequence[str]) -> str:
