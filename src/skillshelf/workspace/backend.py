@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic_ai.workspaces import (
     CommandResult,
@@ -38,13 +38,18 @@ from . import seccomp
 from .bubblewrap import WORKSPACE_MOUNT, Layout, bwrap_command, interpreter_mounts
 from .errors import SandboxBrokenError, WorkspaceFullError
 from .folders import Folders, Place, track_commands
+from .limits import ScriptLimits
 from .process import Finished, run_process
 from .usage import WATCH_INTERVAL, DiskWatch, folder_bytes
 
-if TYPE_CHECKING:
-    from .sandbox import SkillSandbox
-
-__all__ = ('FILE_OPERATION_TIMEOUT', 'MAX_CAPTURE_BYTES', 'PROVIDER', 'SandboxWorkspace', 'folders_of')
+__all__ = (
+    'FILE_OPERATION_TIMEOUT',
+    'MAX_CAPTURE_BYTES',
+    'PROVIDER',
+    'SandboxSettings',
+    'SandboxWorkspace',
+    'folders_of',
+)
 
 PROVIDER = 'skillshelf'
 """The provider of the refs `SkillSandbox` creates."""
@@ -67,12 +72,46 @@ _ERRORS: dict[str, type[Exception]] = {
 }
 
 
+class SandboxSettings(Protocol):
+    """What a workspace needs of its `SkillSandbox` (a protocol, so this module does not import the capability's)."""
+
+    @property
+    def limits(self) -> ScriptLimits:
+        """What one command may use."""
+        ...
+
+    @property
+    def python(self) -> str | None:
+        """The Python that runs scripts, or `None` for the agent's own."""
+        ...
+
+    @property
+    def mounts(self) -> Sequence[str]:
+        """More host paths shown read-only."""
+        ...
+
+    @property
+    def network(self) -> bool:
+        """Whether commands reach the network."""
+        ...
+
+    @property
+    def bwrap(self) -> str:
+        """The bubblewrap program's path."""
+        ...
+
+    @property
+    def folder_root(self) -> Path:
+        """The folder holding the conversations' folders."""
+        ...
+
+
 class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, SupportsRealpath):
     """One conversation's sandboxed workspace: created at its first operation (or attached to, by ref)."""
 
     def __init__(
         self,
-        sandbox: SkillSandbox,
+        sandbox: SandboxSettings,
         ref: WorkspaceRef | None = None,
         conversation: str | None = None,
         *,
@@ -299,7 +338,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         )
 
 
-def folders_of(sandbox: SkillSandbox) -> Folders:
+def folders_of(sandbox: SandboxSettings) -> Folders:
     """The folders of `sandbox` on the host."""
     return Folders(sandbox.folder_root)
 
