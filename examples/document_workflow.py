@@ -160,7 +160,7 @@ async def main(local: bool) -> None:
             assert folder is not None
             files = sorted(path.name for path in folder.iterdir() if not path.name.startswith('.'))
             print(f'in the conversation folder: {", ".join(files)}')
-            sandbox.delete(ref)  # the conversation is over (or `sandbox.prune(older_than=...)` now and then)
+            await sandbox.delete(ref)  # the conversation is over (or `await sandbox.prune(older_than=...)`)
 
 
 if __name__ == '__main__':

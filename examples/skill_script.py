@@ -13,6 +13,7 @@ scripts run unsandboxed there.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,9 @@ def main() -> None:
         agent = Agent(scripted_model(), capabilities=[*workspace, Skills(SKILLS_DIR, scripts=True)])
         result = agent.run_sync('Profile my sales data.')
         if not args.local and result.response.workspace_ref is not None:
-            SkillSandbox().delete(result.response.workspace_ref)  # the conversation is over: its folder can go
+            asyncio.run(
+                SkillSandbox().delete(result.response.workspace_ref)
+            )  # the conversation is over: its folder can go
     for message in result.new_messages():
         for part in message.parts:
             if isinstance(part, ToolCallPart):

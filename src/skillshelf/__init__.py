@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         SkippedSkill,
         SourceSkills,
     )
-    from .workspace import ScriptLimits, ScriptResult, SkillSandbox
+    from .workspace import ForeignWorkspaceError, ScriptLimits, ScriptResult, SkillSandbox
 
 __all__ = (
     'DEFAULT_CATALOG_BUDGET',
@@ -49,6 +49,7 @@ __all__ = (
     'DirectorySource',
     'Encoder',
     'EntryPointSource',
+    'ForeignWorkspaceError',
     'FormatDeviation',
     'GitSource',
     'LibraryOptions',
@@ -122,6 +123,7 @@ _EXPORTS: dict[str, str] = {
     'SkillSource': '.sources',
     'SkippedSkill': '.sources',
     'SourceSkills': '.sources',
+    'ForeignWorkspaceError': '.workspace',
     'ScriptLimits': '.workspace',
     'ScriptResult': '.workspace',
     'SkillSandbox': '.workspace',

@@ -20,6 +20,9 @@ assert _spec.loader is not None
 architecture = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(architecture)
 
+MAX_MODULE_LINES = 400
+"""No module of the package is longer (a longer one is split by what its parts do)."""
+
 
 def test_the_module_map_is_what_the_code_says_now() -> None:
     assert (REPO / 'docs' / 'architecture.md').read_text(encoding='utf-8') == architecture.rendered(), (
@@ -32,6 +35,15 @@ def test_every_module_says_what_it_is_and_is_in_the_map() -> None:
     for module in architecture.modules():
         assert architecture.summary(module), f'{module} has no docstring to describe it'
         assert f'| `{module}` |' in text
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {
+        module: lines
+        for module in architecture.modules()
+        if (lines := len((architecture.PACKAGE / module).read_text(encoding='utf-8').splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
 
 
 def test_imports_have_floors_between_modules_and_between_packages() -> None:

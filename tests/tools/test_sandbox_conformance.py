@@ -63,7 +63,7 @@ class TestSandboxWorkspace(WorkspaceBackendSuite):
     def destroy_environment(self, sandbox: SkillSandbox) -> Callable[[WorkspaceBackend], Awaitable[None]]:
         async def destroy(backend: WorkspaceBackend) -> None:
             assert backend.ref is not None
-            assert sandbox.delete(backend.ref)
+            assert await sandbox.delete(backend.ref)
 
         return destroy
 

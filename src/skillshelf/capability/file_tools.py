@@ -20,9 +20,11 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLimitError, WorkspaceTimeoutError
 
 from .._text import shown
+from ..workspace.errors import WorkspaceFullError
 from ..workspace.limits import ScriptLimits
 from ..workspace.materialise import SKILLS_FOLDER
 from .operations import Operation, meta_tool_tag
+from .workspace_errors import stopped_at_time_limit, workspace_problem
 
 __all__ = ('COMMAND_TOOL_NAME', 'FILE_TOOL_NAMES', 'build_file_toolset')
 
@@ -36,6 +38,8 @@ MAX_MEDIA_BYTES = 5 << 20
 """An image or PDF larger than this is described, not shown."""
 MAX_LISTED = 500
 """Entries `list_files` returns at most."""
+MAX_FOLDERS_LISTED = 200
+"""Folders `list_files` looks into at most (a script may leave a tree thousands of folders deep)."""
 _MEDIA = {
     '.png': 'image/png',
     '.jpg': 'image/jpeg',
@@ -44,6 +48,9 @@ _MEDIA = {
     '.webp': 'image/webp',
     '.pdf': 'application/pdf',
 }
+
+
+_FULL = 'Nothing more can run or be written there until files are removed: tell the user.'
 
 
 class _Refused(Exception):
@@ -133,13 +140,14 @@ def build_file_toolset(capability_id: str, limits: ScriptLimits) -> FunctionTool
         """
         try:
             root = await _inside(ctx.workspace, path)
-            found = await _walk(ctx.workspace, root)
+            found, unvisited = await _walk(ctx.workspace, root)
         except (_Refused, OSError, ValueError, WorkspaceError) as error:
             return f'Cannot list {shown(path)}: {_reason(error)}.'
-        if not found:
-            return f'{shown(path)} holds no files.'
-        more = '\n[and more: list a sub-folder]' if len(found) >= MAX_LISTED else ''
-        return '\n'.join(found) + more
+        if len(found) >= MAX_LISTED:
+            found.append('[and more: list a sub-folder]')
+        elif unvisited:
+            found.append(f'[{unvisited:,} more folders not looked into: list a sub-folder]')
+        return '\n'.join(found) if found else f'{shown(path)} holds no files.'
 
     @toolset.tool(metadata=meta_tool_tag(capability_id, Operation.COMMAND))
     async def run_command(ctx: RunContext[Any], command: str) -> str:
@@ -152,11 +160,17 @@ def build_file_toolset(capability_id: str, limits: ScriptLimits) -> FunctionTool
         try:
             done = await ctx.workspace.run(command, shell=True, timeout=limits.timeout)
         except WorkspaceTimeoutError:
-            return f'The command was stopped after {limits.timeout:g} s, with every process it started.'
+            ref = ctx.workspace.ref
+            return f'The command was stopped after {limits.timeout:g} s: {stopped_at_time_limit(ref and ref.provider)}.'
         except WorkspaceOutputLimitError:
             return 'The command was stopped: it wrote more output than the workspace takes.'
-        except WorkspaceError as error:
-            return f'The command could not run: {error}.'
+        except WorkspaceFullError as error:
+            if not error.ran:
+                return f'The command could not run: {workspace_problem(error)}.'
+            ended = 'was stopped' if error.exit_code is None else f'exited with code {error.exit_code}'
+            return f'The command {ended}: it filled the workspace past its size limit. {_FULL}'
+        except (WorkspaceError, OSError, ValueError) as error:
+            return f'The command could not run: {workspace_problem(error)}.'
         output = (done.stdout + (f'\n{done.stderr}' if done.stderr else '')).strip()
         data = output.encode('utf-8', 'replace')
         cut = data[: limits.max_output_bytes].decode('utf-8', 'ignore')
@@ -186,25 +200,37 @@ async def _inside(workspace: Workspace, path: str, *, writing: bool = False) -> 
     return target
 
 
-async def _walk(workspace: Workspace, root: str) -> list[str]:
-    """Files under `root`, by path relative to it, with sizes; hidden folders and skills' copies left out."""
+async def _walk(workspace: Workspace, root: str) -> tuple[list[str], int]:
+    """Files under `root`, by path relative to it, with sizes (hidden folders and skills' copies left out), and how
+    many folders were not looked into."""
     found: list[str] = []
     pending = [root]
-    while pending and len(found) < MAX_LISTED:
+    looked = 0
+    while pending and len(found) < MAX_LISTED and looked < MAX_FOLDERS_LISTED:
         folder = pending.pop(0)
+        looked += 1
         for entry in await workspace.list_dir(folder):
             if entry.name.startswith('.'):
                 continue
-            relative = posixpath.relpath(entry.path, root)
             if entry.is_dir:
                 pending.append(entry.path)
             elif len(found) < MAX_LISTED:
                 size = f' ({entry.size:,} bytes)' if entry.size is not None else ''
-                found.append(f'{relative}{size}')
-    return found
+                found.append(f'{_name(posixpath.relpath(entry.path, root))}{size}')
+    return found, len(pending)
 
 
-def _reason(error: BaseException) -> str:
+def _name(path: str) -> str:
+    """`path` as the model can be shown it: quoted and escaped when it holds a line break, a control character or
+    bytes that are not UTF-8 (a lone surrogate would make the run's messages unsendable)."""
+    try:
+        path.encode('utf-8')
+    except UnicodeEncodeError:
+        return shown(path, 1000)
+    return path if path.isprintable() else shown(path, 1000)
+
+
+def _reason(error: _Refused | OSError | ValueError | WorkspaceError) -> str:
     if isinstance(error, FileNotFoundError):
         return 'there is no such file'
     if isinstance(error, IsADirectoryError):
@@ -213,4 +239,6 @@ def _reason(error: BaseException) -> str:
         return 'a part of the path is a file, not a folder'
     if isinstance(error, PermissionError):
         return 'permission denied'
-    return str(error) or type(error).__name__
+    if isinstance(error, _Refused):
+        return str(error)
+    return workspace_problem(error)

@@ -19,12 +19,13 @@ from pydantic_ai import RunContext
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLimitError, WorkspaceTimeoutError
 
-from .._text import shown, without_paths
+from .._text import shown
 from ..content import safe_relative_path
 from ..errors import ResourceError, ScriptError, SkillError
 from ..library import SkillLibrary
 from ..needs.names import distribution_of
 from ..skill import Skill
+from ..workspace.errors import WorkspaceFullError
 from ..workspace.limits import ScriptLimits
 from ..workspace.materialise import copy_skill
 from ..workspace.scripts import Script, ScriptResult, find_script, missing_module, script_command
@@ -32,6 +33,7 @@ from .meta_tools import unknown_skill_message
 from .operations import Operation, meta_tool_tag
 from .script_python import missing_module_warning, python_for
 from .telemetry import record_script_result
+from .workspace_errors import stopped_at_time_limit, workspace_problem
 
 __all__ = ('MAX_ARGUMENTS', 'SCRIPT_TOOL_NAME', 'ScriptOptions', 'build_script_toolset', 'report', 'run_script')
 
@@ -44,6 +46,10 @@ MAX_ARGUMENT_BYTES = 128 * 1024 - 1
 """One argument, in UTF-8: Linux refuses a longer one (`MAX_ARG_STRLEN`) with "Argument list too long"."""
 MAX_ARGUMENTS_BYTES = 1024 * 1024
 """All arguments together, well under the usual 2 MiB `ARG_MAX`, which the environment shares."""
+MAX_NAME_BYTES = 255
+"""The UTF-8 bytes of one part of an input file's path (what Linux file systems take)."""
+_SIGXFSZ_EXIT = 128 + 25
+"""The exit status of a process killed for writing past its file-size limit."""
 
 
 @dataclass(frozen=True)
@@ -156,28 +162,39 @@ async def run_script(
         result = await _run(workspace, argv, env, limits)
     except (ResourceError, ScriptError) as error:
         return f'Cannot run {shown(requested)} of {skill.name!r}: {error}'
-    except WorkspaceError as error:
-        return f'Cannot run {shown(requested)} of {skill.name!r}: the workspace failed ({without_paths(str(error))}).'
-    except (OSError, ValueError) as error:  # what the arguments checks missed: the OS refused to start the program
-        problem = without_paths(error.strerror or str(error)) if isinstance(error, OSError) else str(error)
-        return f'Cannot run {shown(requested)} of {skill.name!r}: the program could not be started ({problem}).'
+    except (WorkspaceError, OSError, ValueError) as error:
+        return f'Cannot run {shown(requested)} of {skill.name!r}: {workspace_problem(error)}.'
     record_script_result(result)
     if (module := missing_module(result.stderr)) is not None:
         warnings.warn(missing_module_warning(skill.name, found.path, module, workspace, python), stacklevel=2)
-    return report(found.path, result, limits, module)
+    return report(found.path, result, limits, module, workspace.ref.provider if workspace.ref else None)
 
 
-def report(script: str, result: ScriptResult, limits: ScriptLimits, missing: str | None = None) -> str:
-    """The model's account of one run."""
+def report(
+    script: str,
+    result: ScriptResult,
+    limits: ScriptLimits,
+    missing: str | None = None,
+    provider: str | None = None,
+) -> str:
+    """The model's account of one run in a workspace of `provider` (what a time limit kills depends on it)."""
     if result.timed_out:
-        lines = [
-            f'{script} was stopped after {limits.timeout:g} s: it reached the time limit, and every process it '
-            'started was killed.'
-        ]
+        lines = [f'{script} was stopped after {limits.timeout:g} s: {stopped_at_time_limit(provider)}.']
     elif result.stopped == 'output':
         lines = [f'{script} was stopped: it wrote more output than the workspace takes.']
+    elif result.stopped == 'disk':
+        ended = 'was stopped' if result.exit_code is None else f'exited with code {result.exit_code}'
+        lines = [
+            f'{script} {ended}: it filled the workspace past its size limit. Nothing more can run or be written there '
+            'until files are removed: tell the user.'
+        ]
     else:
         lines = [f'{script} exited with code {result.exit_code}.']
+        if result.exit_code == _SIGXFSZ_EXIT:
+            lines.append(
+                'It was killed for writing a file past the size one file may have (or past the room left in the '
+                'workspace).'
+            )
     if result.stdout:
         lines += ['Output:', result.stdout.rstrip('\n')]
     if result.stderr:
@@ -247,9 +264,26 @@ async def _write_inputs(workspace: Workspace, files: dict[str, str]) -> None:
     for requested, text in files.items():
         try:
             relative = safe_relative_path(requested).as_posix()
+            if (problem := _name_problem(relative)) is not None:
+                raise ResourceError(problem)
         except ResourceError as error:
-            raise ScriptError(f'cannot write the input file: {error}') from None
-        await workspace.write_bytes(relative, text.encode('utf-8', 'replace'))
+            raise ScriptError(f'cannot write the input file {shown(requested)}: {error}') from None
+        try:
+            await workspace.write_bytes(relative, text.encode('utf-8', 'replace'))
+        except (OSError, ValueError) as error:  # the workspace refused the name
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise ScriptError(f'cannot write the input file {shown(requested)}: {reason}') from None
+
+
+def _name_problem(relative: str) -> str | None:
+    """Why `relative` cannot name a file on a Linux file system, or `None`."""
+    try:
+        parts = [part.encode('utf-8') for part in relative.split('/')]
+    except UnicodeEncodeError:
+        return 'the name is not valid text (it holds an unpaired surrogate)'
+    if any(len(part) > MAX_NAME_BYTES for part in parts):
+        return f'a part of the path is over {MAX_NAME_BYTES} bytes long, more than a file system takes'
+    return None
 
 
 async def _run(workspace: Workspace, argv: list[str], env: dict[str, str], limits: ScriptLimits) -> ScriptResult:
@@ -260,6 +294,10 @@ async def _run(workspace: Workspace, argv: list[str], env: dict[str, str], limit
         return _cut(None, error.stdout, error.stderr, limits, 'timeout')
     except WorkspaceOutputLimitError as error:
         return _cut(None, error.stdout, error.stderr, limits, 'output')
+    except WorkspaceFullError as error:
+        if not error.ran:
+            raise  # full before it started: nothing ran
+        return _cut(error.exit_code, error.stdout, error.stderr, limits, 'disk')
     return _cut(done.exit_code, done.stdout, done.stderr, limits)
 
 

@@ -6,13 +6,16 @@ Inside the sandbox:
   what scripts write, kept for the conversation;
 - `/usr` (and `/bin`, `/lib*`), the Python installations that run scripts, and the paths the sandbox was told to
   mount, are there read-only; nothing else of the host's file system is;
-- `/tmp` is private and size-capped; `/etc` holds only `hosts` (so `localhost` resolves), `passwd` and `group`;
+- `/tmp` and `/dev/shm` are private, each size-capped, and writable by the command's user (sticky, as on a host);
+  `/etc` holds only `hosts` (so `localhost` resolves), `passwd` and `group`;
 - there is no network but the loopback interface (a new network namespace) unless the sandbox allows it, no other
   process is visible (a new PID namespace), and the environment holds only `PATH`, `HOME`, `TMPDIR` and `LANG` and
   what the command adds;
-- processes, memory per process and file size are capped with `prlimit`; an agent running as root drops the
+- processes, memory per process and file size are capped with `prlimit`. An agent running as root drops the
   command to the workspace's own user first (root ignores the process cap, and one user per workspace keeps one
-  conversation's processes from counting against another's);
+  conversation's processes from counting against another's). Otherwise each command runs in its own user namespace,
+  where Linux (5.14 on) counts its processes afresh; they also count against the agent's user's own process limit;
+- `fallocate` and `io_uring` are refused (a seccomp filter), so disk space is only taken by writing it;
 - killing `bwrap` ends the PID namespace and every process in it.
 """
 
@@ -60,8 +63,10 @@ def bwrap_command(
     limits: ScriptLimits,
     argv: Sequence[str],
     env: Mapping[str, str] | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
-    """The command line running `argv` in the sandbox `layout` describes, with `env` added to its environment.
+    """The command line running `argv` in the sandbox `layout` describes, with `env` added to its environment and
+    the seccomp filter bubblewrap reads from `seccomp_fd` (see `seccomp`).
 
     A program that cannot be found exits 127, as in a shell: the command is started by `sh -c 'exec "$@"'`.
     """
@@ -74,8 +79,11 @@ def bwrap_command(
     base = {'PATH': ':'.join([*layout.path_first, _PATH]), 'HOME': HOME, 'TMPDIR': '/tmp', 'LANG': 'C.UTF-8'}
     for name, value in {**base, **(env or {})}.items():
         environment += ['--setenv', name, value]
-    # the private /tmp first: a read-only mount under /tmp (a prepared environment there) is laid over it, not hidden
-    mounts = [*_system_mounts(), '--size', str(limits.max_tmp_bytes), '--tmpfs', '/tmp']
+    # the private /tmp first: a read-only mount under /tmp (a prepared environment there) is laid over it, not hidden;
+    # mode 1777 as on a host, or the workspace's own user (an agent running as root) could not write there
+    mounts = [*_system_mounts()]
+    for private in ('/tmp', '/dev/shm'):  # /dev/shm: POSIX shared memory (Python's multiprocessing), capped alike
+        mounts += ['--perms', '1777', '--size', str(limits.max_tmp_bytes), '--tmpfs', private]
     mounts += _read_only_mounts(layout.read_only)
     mounts += ['--dir', '/etc']
     for name in ('hosts', 'passwd', 'group'):
@@ -107,6 +115,7 @@ def bwrap_command(
         '/dev',
         *mounts,
         *environment,
+        *(['--seccomp', str(seccomp_fd)] if seccomp_fd is not None else []),
         '--',
         *drop,
         *caps,

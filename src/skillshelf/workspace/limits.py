@@ -31,4 +31,4 @@ class ScriptLimits:
     """What the workspace folder may hold in all; a command that writes past it is stopped, and no command runs
     until files are removed (sandbox only)."""
     max_tmp_bytes: int = 256 << 20
-    """The size of each command's private `/tmp` (sandbox only)."""
+    """The size of each command's private `/tmp`, and of its `/dev/shm` (sandbox only)."""

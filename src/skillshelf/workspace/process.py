@@ -9,7 +9,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,16 +43,17 @@ async def run_process(
     max_capture: int,
     stdin: bytes | None = None,
     stop_on_overflow: bool = False,
-    watch: Callable[[], str | None] | None = None,
+    watch: Callable[[], Awaitable[str | None]] | None = None,
     watch_interval: float = 1.0,
     started: Callable[[int], object] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> Finished:
     """Run `argv` in its own session (one process group to kill, whatever it starts).
 
     `stdin` is written to it and closed (no input: at end of file). Output past `max_capture` bytes per stream is read
     and dropped, so a chatty process is never blocked on a full pipe; with `stop_on_overflow` the process is stopped
-    instead. `watch`, called in a worker thread every `watch_interval` seconds while the process runs, stops it when it
-    returns a reason. `started` is told the process id (the process group's) once it runs.
+    instead. `watch`, awaited every `watch_interval` seconds while the process runs, stops it when it returns a
+    reason. `started` is told the process id (the process group's) once it runs. `pass_fds` stay open in it.
     """
     process = await asyncio.create_subprocess_exec(
         *argv,
@@ -62,6 +63,7 @@ async def run_process(
         cwd=cwd,
         env=env,
         start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )
     if started is not None:
         started(process.pid)
@@ -89,7 +91,7 @@ async def run_process(
     async def watched() -> str:
         while True:
             await asyncio.sleep(watch_interval)
-            if watch is not None and (reason := await asyncio.to_thread(watch)) is not None:
+            if watch is not None and (reason := await watch()) is not None:
                 return reason
 
     async def finish() -> int:

@@ -66,7 +66,8 @@ class ScriptResult:
     output_bytes: int
     """How many bytes of output it wrote in all (as far as the workspace said)."""
     stopped: str | None = None
-    """Why it was stopped before it ended: `'timeout'`, or `'output'` (more than the workspace takes)."""
+    """Why it was stopped before it ended: `'timeout'`, `'output'` (more than the workspace takes) or `'disk'` (it
+    filled the workspace past `ScriptLimits.max_workspace_bytes`; `exit_code` is set if it had ended by itself)."""
 
     @property
     def timed_out(self) -> bool:
