@@ -207,12 +207,6 @@ def _figures() -> Iterator[tuple[str, Figure]]:
     for size in (10, 2651):
         yield f'context.{size}.deferred', lambda r, s=size: count(context_row(r, s)['deferred_capabilities_chars'])
     yield 'context.2651.tool_per_skill', lambda r: count(context_row(r, 2651)['tool_per_skill_chars'])
-    yield (
-        'context.100000.check_ms',  # what `auto_reload=False` saves on a warm run
-        lambda r: (
-            f'{1000 * (context_row(r, 100_000)["construct_run_warm_s"] - context_row(r, 100_000)["construct_run_warm_no_reload_s"]):,.0f}'
-        ),
-    )
 
     for size in (2651, 100_000):
         yield f'scale.{size}.latency_ms', lambda r, s=size: fmt(scale_row(r, s)['latency_p50_ms'], 2)
@@ -287,6 +281,8 @@ def _figures() -> Iterator[tuple[str, Figure]]:
         )
     for backend in ('sqlite', 'postgresql'):
         yield f'registry.100000.{backend}.publish_all_s', registry('publish_all_s', backend, lambda v: fmt(v, 0))
+
+    yield 'registry.100000.sqlite.rows_per_change', registry('rows_read_per_change', 'sqlite', lambda v: fmt(v, 0))
 
     yield 'reminders.filler_messages', lambda r: count(r['reminders']['filler_messages'])
     yield 'reminders.longer_messages', lambda r: count(r['reminders']['longer_messages'])
