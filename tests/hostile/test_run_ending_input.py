@@ -168,6 +168,7 @@ def test_a_fork_whose_model_cannot_be_built_says_so(
 ) -> None:
     monkeypatch.delenv('OPENAI_API_KEY', raising=False)
     monkeypatch.delenv('ANTHROPIC_API_KEY', raising=False)
+    reply = ''
     for folder in (None, tmp_path / 'lib') if model != ':' else (None,):  # a bare `:` is no YAML value
         with pytest.warns(SkillWarning, match=f"skill 'f': its sub-agent model {model!r} cannot be used"):
             result = fork_agent({'model': model}, folder).run_sync('tidy up')

@@ -91,8 +91,8 @@ async def test_deleting_a_workspace_of_200k_files_does_not_hold_up_the_event_loo
     folder = sandbox.folder(backend.ref)
     assert folder is not None
     for index in range(FILES):  # what a script extracting a big archive leaves
+        shelf = folder / f'part-{index // 5000}'
         if index % 5000 == 0:
-            shelf = folder / f'part-{index // 5000}'
             shelf.mkdir()
         os.close(os.open(shelf / f'f{index}', os.O_CREAT | os.O_WRONLY, 0o600))
     gaps: list[float] = []

@@ -122,11 +122,13 @@ def bare_repository(root: Path, name: str, files: dict[str, str]) -> Path:
     for relative, text in files.items():
         (work / relative).parent.mkdir(parents=True, exist_ok=True)
         (work / relative).write_text(text)
-    quiet = {'capture_output': True, 'check': True}
-    subprocess.run(['git', 'init', '--quiet', '-b', 'main', str(work)], **quiet)
-    subprocess.run(['git', '-C', str(work), 'add', '.'], **quiet)
     identity = ['-c', 'user.name=t', '-c', 'user.email=t@example.com']
-    subprocess.run(['git', '-C', str(work), *identity, 'commit', '--quiet', '-m', 'skills'], **quiet)
     bare = root / name
-    subprocess.run(['git', 'clone', '--quiet', '--bare', str(work), str(bare)], **quiet)
+    for command in (
+        ['init', '--quiet', '-b', 'main', str(work)],
+        ['-C', str(work), 'add', '.'],
+        ['-C', str(work), *identity, 'commit', '--quiet', '-m', 'skills'],
+        ['clone', '--quiet', '--bare', str(work), str(bare)],
+    ):
+        subprocess.run(['git', *command], capture_output=True, check=True)
     return bare
