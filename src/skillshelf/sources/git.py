@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
+from filelock import FileLock
+
 from ..errors import SkillError
 from ..markdown.frontmatter import SKILL_FILE
 from ..ranking.cache import cache_directory
@@ -90,9 +92,10 @@ class GitSource:
     def version(self) -> Hashable:
         """The commit checked out (the repository is cloned on first use)."""
         if self._commit is None:
-            if not (self.checkout / '.git').is_dir():
-                self._clone()
-            self._commit = self._check_out()
+            with self._turn():
+                if not (self.checkout / '.git').is_dir():
+                    self._clone()
+                self._commit = self._check_out()
         return self._commit
 
     def read_skills(self) -> SourceSkills:
@@ -129,13 +132,21 @@ class GitSource:
         """
         before = self.version()
         fetch = ('fetch', '--quiet', '--force', '--tags', '--prune')
-        if self._secrets:  # the clone's config has the URL without its secret: fetch from the whole URL
-            refspec = '+refs/heads/*:refs/remotes/origin/*'
-            _git('-C', str(self.checkout), *fetch, '--no-write-fetch-head', self.url, refspec, hide=self._secrets)
-        else:
-            _git('-C', str(self.checkout), *fetch, 'origin')
-        self._commit = self._check_out()
+        with self._turn():
+            if self._secrets:  # the clone's config has the URL without its secret: fetch from the whole URL
+                refspec = '+refs/heads/*:refs/remotes/origin/*'
+                _git('-C', str(self.checkout), *fetch, '--no-write-fetch-head', self.url, refspec, hide=self._secrets)
+            else:
+                _git('-C', str(self.checkout), *fetch, 'origin')
+            self._commit = self._check_out()
         return self._commit != before
+
+    def _turn(self) -> FileLock:
+        """A lock on this checkout, held while it is cloned, fetched or checked out: workers sharing the cache
+        directory take turns, since two `git checkout`s at once collide on git's index lock (the operating system
+        releases it if its holder dies)."""
+        self.checkout.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(f'{self.checkout}.lock')
 
     def _clone(self) -> None:
         target = self.checkout
@@ -166,7 +177,7 @@ class GitSource:
                 break
         else:
             raise SkillError(f'the git ref {self.ref!r} is not a branch, tag or commit of {redacted_url(self.url)}')
-        if not self._is_clean_at(commit):  # workers sharing a checkout would otherwise race for git's index lock
+        if not self._is_clean_at(commit):
             _git('-C', checkout, 'checkout', '--quiet', '--force', '--detach', commit)
             _git('-C', checkout, 'clean', '--quiet', '-ffdx')
         return commit
