@@ -172,7 +172,11 @@ async def test_two_hundred_concurrent_runs_with_hostile_neighbours_all_succeed(t
     # The limit is held by watching (no hard quota): a writer at page-cache speed (~1.5 GB/s here) beside 200 runs
     # on two cores writes for a few rounds of the watch before it is killed. Alone it stops within 2x the limit.
     assert max(filled) < LIMITS.max_workspace_bytes + OVERSHOOT_UNDER_LOAD, filled
-    figure('concurrent sandboxed runs', RUNS, f'{len(harmless)} harmless beside 20 fork bombs and 8 disk fillers')
+    figure(
+        'Concurrent sandboxed script runs',
+        RUNS,
+        f'({len(harmless)} harmless beside 20 fork bombs and 8 disk fillers; harmless runs failed: {len(failed)})',
+    )
     case(
         AREA,
         f'{RUNS} concurrent sandboxed runs: 20 fork-bomb to the process cap, 4 fill their workspace, 4 fill /tmp',
