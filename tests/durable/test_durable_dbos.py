@@ -21,17 +21,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from durable_tally import (
-    COPIED_SCRIPT,
-    REPORTS,
-    launches,
-    sandbox_folders,
-    script_reports,
-    tally_lines,
-    worker_environment,
-    workspace_folder,
-    write_tally_skill,
-)
+from durable_tally import KilledRun, worker_environment, write_tally_skill
 from durable_weather import FORK_PROMPT
 from repo_paths import REPO, SUPPORT
 from sandbox_support import BWRAP_PROBLEM
@@ -213,36 +203,13 @@ def test_a_run_killed_around_a_script_continues_in_its_workspace_without_running
     (tmp_path / 'kill_at').write_text(str(kill_at))
     started = run_app(tmp_path, 'start', database)
     assert started.returncode == -9, started.stderr
-    killed = {pid for pid, _ in launches(tmp_path)}
-    folders = sandbox_folders(tmp_path) if variant == 'sandbox' else [tmp_path / 'workspace']
-    assert len(folders) == 1  # the run's workspace, with the skill's copy in it
-    copied = (folders[0] / COPIED_SCRIPT).stat()
-    assert tally_lines(folders[0]) == (['first'] if kill_at == 3 else [])
+    killed = KilledRun.observe(tmp_path, variant, kill_at)
 
     recovered = run_app(tmp_path, 'recover', database)
     assert recovered.returncode == 0, recovered.stderr
     result = json.loads(recovered.stdout.strip().splitlines()[-1])
 
-    assert result['output'] == ['one', 'two', 'three']
-    # Every response of the conversation, before the crash, after it and in the later workflow, names one workspace:
-    # the folder the killed run created.
-    refs = result['refs']
-    assert refs == [refs[0]] * 7
-    assert workspace_folder(tmp_path, variant, refs[0]) == folders[0]
-    if variant == 'sandbox':
-        assert sandbox_folders(tmp_path) == folders  # no second folder was created on recovery
-    # Each script run happened once: the workspace's log and the host's record of launches agree.
-    assert tally_lines(folders[0]) == ['first', 'second', 'third']
-    runs = [(pid in killed, what) for pid, what in launches(tmp_path) if what.startswith('run ')]
-    assert runs == [(True, 'run first')] * (kill_at == 3) + [(False, 'run first')] * (kill_at == 2) + [
-        (False, 'run second'),
-        (False, 'run third'),
-    ]
-    # Each later run saw the lines written before it, the one before the crash included.
-    assert script_reports(result['seen']) == REPORTS
-    # The skill's copy from the killed run's load_skill was reused, not written again.
-    assert (folders[0] / COPIED_SCRIPT).stat().st_mtime_ns == copied.st_mtime_ns
-    assert [what for pid, what in launches(tmp_path) if pid not in killed and what.startswith('write')] == []
+    killed.check_recovered(result)
     # Recorded: each run's workspace `ensure` (which names the folder), the load, each script run; nothing else
     # touched the workspace from workflow code.
     assert result['steps'] == [*run_steps('trip.skillshelf.load_skill'), *run_steps()]

@@ -22,17 +22,7 @@ from typing import Any
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from durable_tally import (
-    COPIED_SCRIPT,
-    REPORTS,
-    launches,
-    sandbox_folders,
-    script_reports,
-    tally_lines,
-    worker_environment,
-    workspace_folder,
-    write_tally_skill,
-)
+from durable_tally import KilledRun, worker_environment, write_tally_skill
 from durable_weather import FORK_PROMPT
 from repo_paths import SUPPORT
 from sandbox_support import BWRAP_PROBLEM
@@ -216,39 +206,17 @@ def test_a_worker_killed_around_a_script_the_next_continues_in_its_workspace_wit
     (tmp_path / 'kill_at').write_text(str(kill_at))
     started = run_worker(tmp_path, temporal_address, 'start')
     assert started.returncode == -9, started.stderr
-    killed = {pid for pid, _ in launches(tmp_path)}
-    folders = sandbox_folders(tmp_path) if variant == 'sandbox' else [tmp_path / 'workspace']
-    assert len(folders) == 1  # the run's workspace, with the skill's copy in it
-    copied = (folders[0] / COPIED_SCRIPT).stat()
-    assert tally_lines(folders[0]) == (['first'] if kill_at == 3 else [])
+    killed = KilledRun.observe(tmp_path, variant, kill_at)
 
     recovered = run_worker(tmp_path, temporal_address, 'recover')
     assert recovered.returncode == 0, recovered.stderr
     result = json.loads(recovered.stdout.strip().splitlines()[-1])
 
-    assert result['output'] == ['one', 'two', 'three']
+    killed.check_recovered(result)
     # The second worker replayed the whole history and matched it: no nondeterminism error ([TMPRL1100]) in the
     # recovered workflow or the one that continued it.
     assert result['workflow_tasks_by'][0] != result['workflow_tasks_by'][-1] == f'worker {result["pid"]}'
     assert result['workflow_task_failures'] == []
-    # Every response of the conversation names one workspace: the folder the killed worker's run created.
-    refs = result['refs']
-    assert refs == [refs[0]] * 7
-    assert workspace_folder(tmp_path, variant, refs[0]) == folders[0]
-    if variant == 'sandbox':
-        assert sandbox_folders(tmp_path) == folders  # no second folder was created on recovery
-    # Each script run happened once: the workspace's log and the host's record of launches agree.
-    assert tally_lines(folders[0]) == ['first', 'second', 'third']
-    runs = [(pid in killed, what) for pid, what in launches(tmp_path) if what.startswith('run ')]
-    assert runs == [(True, 'run first')] * (kill_at == 3) + [(False, 'run first')] * (kill_at == 2) + [
-        (False, 'run second'),
-        (False, 'run third'),
-    ]
-    # Each later run saw the lines written before it, the one before the crash included.
-    assert script_reports(result['seen']) == REPORTS
-    # The skill's copy from the killed worker's load_skill was reused, not written again.
-    assert (folders[0] / COPIED_SCRIPT).stat().st_mtime_ns == copied.st_mtime_ns
-    assert [what for pid, what in launches(tmp_path) if pid not in killed and what.startswith('write')] == []
     # Recorded: each run's workspace `ensure` (which names the folder), the load, each script run; nothing else
     # touched the workspace from workflow code.
     assert result['activities'] == SCRIPT_RUNS

@@ -29,7 +29,7 @@ from skillshelf import ScriptLimits, Skills, SkillSandbox, SkillWarning
 from skillshelf.workspace.sandbox import SandboxWorkspace
 
 from reliability.ledger import case
-from sandbox_support import needs_bwrap
+from sandbox_support import needs_bwrap, processes_of
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
 
@@ -69,18 +69,6 @@ def run(capabilities: list[AbstractCapability[Any]], *steps: list[Any]) -> Any:
 
 def script(name: str) -> list[Any]:
     return [call('run_skill_script', name='tool-kit', script=f'scripts/{name}', args=[])]
-
-
-def processes_of(uid: int) -> list[str]:
-    found: list[str] = []
-    for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            try:
-                if os.stat(f'/proc/{entry}').st_uid == uid:
-                    found.append(Path(f'/proc/{entry}/cmdline').read_bytes().replace(b'\0', b' ').decode())
-            except OSError:
-                continue
-    return found
 
 
 async def test_deleting_a_workspace_of_200k_files_does_not_hold_up_the_event_loop(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = (
     'COPIED_SCRIPT',
     'REPORTS',
     'TALLY_SCRIPT',
+    'KilledRun',
     'launches',
     'log_launches',
     'sandbox_folders',
@@ -172,6 +174,53 @@ def script_reports(seen: list[dict[str, Any]]) -> list[str]:
     """The output lines of every `run_skill_script` return the model saw at its last request."""
     returns = [content for name, content in seen[-1]['returns'] if name == 'run_skill_script']
     return [content.split('Output:\n', 1)[1] for content in returns]
+
+
+@dataclass(frozen=True)
+class KilledRun:
+    """What a run killed around a script left in its workspace, and the checks that its recovery continued there."""
+
+    work: Path
+    variant: str
+    kill_at: int
+    killed: set[int]
+    """The processes that had started before the kill."""
+    folder: Path
+    """The run's workspace folder."""
+    copied_mtime_ns: int
+    """When load_skill wrote the skill's script into the workspace."""
+
+    @classmethod
+    def observe(cls, work: Path, variant: str, kill_at: int) -> KilledRun:
+        """The state after the kill: one workspace holding the skill's copy, and the log of the runs before it."""
+        folders = sandbox_folders(work) if variant == 'sandbox' else [work / 'workspace']
+        assert len(folders) == 1  # the run's workspace, with the skill's copy in it
+        assert tally_lines(folders[0]) == (['first'] if kill_at == 3 else [])
+        copied = (folders[0] / COPIED_SCRIPT).stat().st_mtime_ns
+        return cls(work, variant, kill_at, {pid for pid, _ in launches(work)}, folders[0], copied)
+
+    def check_recovered(self, result: dict[str, Any]) -> None:
+        """The recovered conversation (`result`, what the app printed) continued in the killed run's workspace and
+        ran each script once."""
+        assert result['output'] == ['one', 'two', 'three']
+        # Every response of the conversation, before the crash, after it and in the later workflow, names one
+        # workspace: the folder the killed run created.
+        refs = result['refs']
+        assert refs == [refs[0]] * 7
+        assert workspace_folder(self.work, self.variant, refs[0]) == self.folder
+        if self.variant == 'sandbox':
+            assert sandbox_folders(self.work) == [self.folder]  # no second folder was created on recovery
+        # Each script run happened once: the workspace's log and the host's record of launches agree.
+        assert tally_lines(self.folder) == ['first', 'second', 'third']
+        runs = [(pid in self.killed, what) for pid, what in launches(self.work) if what.startswith('run ')]
+        first = [(True, 'run first')] if self.kill_at == 3 else [(False, 'run first')]
+        assert runs == [*first, (False, 'run second'), (False, 'run third')]
+        # Each later run saw the lines written before it, the one before the crash included.
+        assert script_reports(result['seen']) == REPORTS
+        # The skill's copy from the killed run's load_skill was reused, not written again.
+        assert (self.folder / COPIED_SCRIPT).stat().st_mtime_ns == self.copied_mtime_ns
+        writes = [what for pid, what in launches(self.work) if pid not in self.killed and what.startswith('write')]
+        assert writes == []
 
 
 def worker_environment(work: Path) -> dict[str, str]:

@@ -21,7 +21,6 @@ from skillshelf import Skills, SkillSandbox
 from skillshelf.workspace import SandboxWorkspace
 
 from reliability.ledger import case
-from sandbox_support import BWRAP_PROBLEM
 from scripted_model import Script, call, tool_returns
 
 OUTPUT = [str, DeferredToolRequests]
@@ -61,16 +60,6 @@ def returns(messages: list[ModelMessage], tool: str) -> list[Any]:
 def workspaces(tmp_path: Path) -> list[AbstractCapability[Any]]:
     (tmp_path / 'work').mkdir()
     return [LocalWorkspace(tmp_path / 'work')]
-
-
-@pytest.fixture(params=['local', 'sandbox'])
-def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> AbstractCapability[Any]:
-    if request.param == 'local':
-        (tmp_path / 'work').mkdir()
-        return LocalWorkspace(tmp_path / 'work')
-    if BWRAP_PROBLEM is not None:
-        pytest.skip(BWRAP_PROBLEM)
-    return SkillSandbox(tmp_path / 'workspaces')
 
 
 def test_the_model_writes_edits_lists_and_reads_files(workspace: AbstractCapability[Any], tmp_path: Path) -> None:

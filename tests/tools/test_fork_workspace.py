@@ -13,25 +13,13 @@ from pydantic_ai.capabilities import AbstractCapability, HandleDeferredToolCalls
 from pydantic_ai.messages import TextPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
-from skillshelf import Skills, SkillSandbox
+from skillshelf import Skills
 
 from reliability.ledger import case
-from sandbox_support import BWRAP_PROBLEM
 from scripted_model import Script, call, parent_and_fork, tool_returns
 from skill_files import write_skill
 
 SCRIPT = 'import sys\nopen("greeting.txt", "w").write("hello " + sys.argv[1])\nprint("wrote greeting.txt")\n'
-
-
-@pytest.fixture(params=['local', 'sandbox'])
-def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> AbstractCapability[Any]:
-    """The run's workspace: pydantic-ai's `LocalWorkspace`, or skillshelf's bubblewrap `SkillSandbox`."""
-    if request.param == 'local':
-        (tmp_path / 'work').mkdir()
-        return LocalWorkspace(tmp_path / 'work')
-    if BWRAP_PROBLEM is not None:
-        pytest.skip(BWRAP_PROBLEM)
-    return SkillSandbox(tmp_path / 'workspaces')
 
 
 def library(tmp_path: Path, body: str, **fields: str) -> Path:

@@ -20,25 +20,12 @@ from pydantic_ai.workspaces.conformance import WorkspaceBackendSuite
 
 from skillshelf.workspace.sandbox import SandboxWorkspace, SkillSandbox
 
-from sandbox_support import needs_bwrap
+from sandbox_support import needs_bwrap, processes_of
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return 'asyncio'
-
-
-def processes_of(uid: int) -> list[str]:
-    """The command lines of the host's processes running as `uid`."""
-    found: list[str] = []
-    for entry in os.listdir('/proc'):
-        if entry.isdigit():
-            try:
-                if os.stat(f'/proc/{entry}').st_uid == uid:
-                    found.append(Path(f'/proc/{entry}/cmdline').read_bytes().replace(b'\0', b' ').decode())
-            except OSError:
-                continue
-    return found
 
 
 @needs_bwrap
