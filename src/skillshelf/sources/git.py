@@ -26,6 +26,7 @@ from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from filelock import FileLock
 
+from .._text import hide_passwords
 from ..errors import SkillError
 from ..markdown.frontmatter import SKILL_FILE
 from ..ranking.cache import cache_directory
@@ -259,12 +260,6 @@ def _secrets_of(url: str) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def _scrubbed(text: str, secrets: Sequence[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, '***')
-    return text
-
-
 def _git(*arguments: str, check: bool = True, hide: Sequence[str] = ()) -> str:
     """Run git with `arguments`; its output, stripped. With `check`, a failure raises `SkillError` with git's message,
     each of `hide` (secrets of the URL) replaced by `***`; without it, a failure returns `''`."""
@@ -286,6 +281,6 @@ def _git(*arguments: str, check: bool = True, hide: Sequence[str] = ()) -> str:
     if done.returncode != 0:
         if not check:
             return ''
-        command = _scrubbed(' '.join(arguments[:3]), hide)
-        raise SkillError(f'git {command} failed: {_scrubbed(done.stderr.strip(), hide) or done.returncode}')
+        command = hide_passwords(' '.join(arguments[:3]), *hide)
+        raise SkillError(f'git {command} failed: {hide_passwords(done.stderr.strip(), *hide) or done.returncode}')
     return done.stdout.strip()
