@@ -19,6 +19,7 @@ from ..errors import SkillConflictError, SkillError, SkillWarning
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
 from ..skill import Skill
 from ..sources.base import SkillSource, SkippedSkill, reports_version
+from ..sources.commands import is_command_skill
 from .confusables import skeleton
 from .name_filter import NameFilter
 
@@ -163,7 +164,7 @@ def _read_from(skill: Skill[Any]) -> str:
     if skill.folder is not None:
         return f'the folder {skill.origin}'
     origin = skill.origin or skill.name
-    return f'the command file {origin}' if origin.endswith('.md') else f'the skill from {origin}'
+    return f'the command file {origin}' if is_command_skill(skill) else f'the skill from {origin}'
 
 
 def _add_source_skill(

@@ -16,7 +16,7 @@ from ..ranking.lexical import DEFAULT_THRESHOLD, SearchHit
 from ..ranking.ranker import SearchMode, SearchOptions
 from ..skill import Skill
 from ..sources.base import SkippedSkill
-from ..sources.commands import COMMAND_SUFFIX
+from ..sources.commands import COMMAND_SUFFIX, is_command_skill
 from .collection import Collection, Intake
 from .index import SearchIndex
 from .options import LibraryOptions
@@ -233,7 +233,7 @@ def _gone(skill: Skill[Any]) -> str:
     """Why a skill that was read before is not read now (when its entry is not skipped instead)."""
     if skill.folder is not None:
         return 'its folder was deleted or moved'
-    if _is_command(skill):
+    if is_command_skill(skill):
         return 'its file was deleted or moved'
     return 'its source no longer has it (removed or unpublished)'
 
@@ -245,11 +245,6 @@ def _folder_name(path: Path) -> str:
     return path.name.removesuffix(COMMAND_SUFFIX) if path.suffix == COMMAND_SUFFIX else path.name
 
 
-def _is_command(skill: Skill[Any] | None) -> bool:
-    """Whether `skill` was read from a command file (`deploy.md`), not a skill folder."""
-    return skill is not None and skill.folder is None and (skill.origin or '').endswith(COMMAND_SUFFIX)
-
-
 def _file_of(skill: Skill[Any] | None) -> str:
     """What holds a skill's frontmatter: a command file, or a `SKILL.md`."""
-    return 'command file' if _is_command(skill) else SKILL_FILE
+    return 'command file' if is_command_skill(skill) else SKILL_FILE

@@ -39,11 +39,23 @@ from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .directory import Discovery, Fingerprint
 
-__all__ = ('COMMAND_SUFFIX', 'MAX_COMMAND_DEPTH', 'CommandDirectorySource', 'commands_fingerprint', 'discover_commands')
+__all__ = (
+    'COMMAND_SUFFIX',
+    'MAX_COMMAND_DEPTH',
+    'CommandDirectorySource',
+    'commands_fingerprint',
+    'discover_commands',
+    'is_command_skill',
+)
 
 COMMAND_SUFFIX = '.md'
 MAX_COMMAND_DEPTH = 3
 """Sub-folders below a commands directory that are read (`git/commit.md` is one level); deeper ones are reported."""
+
+
+def is_command_skill(skill: Skill[Any] | None) -> bool:
+    """Whether `skill` was read from a command file (`deploy.md`), not a skill folder."""
+    return skill is not None and skill.folder is None and (skill.origin or '').endswith(COMMAND_SUFFIX)
 
 
 @dataclass(frozen=True)
