@@ -294,6 +294,24 @@ def shared_folder() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture
+def reachable_by_everyone() -> Iterator[None]:
+    """The folders above the checkout and the interpreter's packages searchable by other users while the test runs
+    (a checkout under a private folder, such as `mktemp -d` makes, keeps `nobody` from importing the project), then
+    as they were."""
+    site = next(Path(sys.prefix).glob('lib/python3*/site-packages'))
+    folders = {parent for path in (REPO, site) for parent in path.resolve().parents} | {REPO.resolve(), site.resolve()}
+    opened = [folder for folder in sorted(folders) if not folder.stat().st_mode & 0o001]
+    for folder in opened:
+        folder.chmod(folder.stat().st_mode | 0o001)
+    try:
+        yield
+    finally:
+        for folder in opened:
+            folder.chmod(folder.stat().st_mode & ~0o001)
+
+
+@pytest.mark.usefixtures('reachable_by_everyone')
 def test_an_agent_not_running_as_root_keeps_each_commands_process_count_apart(shared_folder: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip('runs the agent as another user, which needs root')
