@@ -16,10 +16,10 @@ first, whatever the words around the name say: the user has already chosen it.
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from typing import TypeVar
 
 import numpy as np
@@ -27,7 +27,8 @@ import numpy.typing as npt
 
 from .bm25 import BM25Matrix, IntArray, SmallIntArray
 from .negatives import says_when_not_to_use, split_body, split_description
-from .tokenize import decode_piece, piece_bytes, split_identifier, terms_of_pieces, tokenize
+from .pieces import NumberedPieces, number_pieces
+from .tokenize import decode_piece, split_identifier, terms_of_pieces, tokenize
 from .when_to_use import heading_titles, says_when_to_use, when_to_use_sections
 
 __all__ = (
@@ -110,13 +111,11 @@ class SkillIndex:
     def __init__(self, documents: Sequence[SearchDocument], config: RankingConfig | None = None) -> None:
         self.config = config = config or RankingConfig()
         self.names = [document.name for document in documents]
-        # Every word of every field becomes one entry in a flat machine-integer buffer: its piece id (C-level
-        # passes, no per-word Python code). Each distinct piece is then turned into terms once, and NumPy weighs
-        # the fields, expands piece ids to term ids and adds up repeats.
-        fields = _FieldPieces()
+        # Every word of every field becomes one entry in a flat array: its piece id (see `pieces`). Each distinct piece
+        # is then turned into terms once, and NumPy weighs the fields, expands piece ids to term ids and adds up
+        # repeats.
         body_chars = config.body_limit(len(documents))
-        for document in documents:
-            fields.add(_document_texts(document, body_chars))
+        fields = _FieldPieces(number_pieces(chain.from_iterable(_document_texts(d, body_chars) for d in documents)))
         vocabulary = _Numbering[str]()
         terms_by_piece = _PieceTerms(
             [[vocabulary[term] for term in terms] for terms in terms_of_pieces(fields.pieces())]
@@ -229,33 +228,23 @@ _NEGATIVE_REPEATS = (0, 0, 0, 0, 1)
 
 
 class _FieldPieces:
-    """The pieces (see `_tokenize.piece_bytes`) of each field (name, description, keywords, body, negatives) of each
+    """The pieces (see `tokenize.piece_bytes`) of each field (name, description, keywords, body, negatives) of each
     skill, as piece ids: field after field, skill after skill."""
 
     FIELDS = 5
 
-    def __init__(self) -> None:
-        self.piece_ids = _Numbering[bytes]()
-        self.entries = array('i')
-        self.field_sizes = array('q')
-        """How many pieces each field of each skill has."""
-
-    def add(self, fields: tuple[str, str, str, str, str]) -> None:
-        number = self.piece_ids.__getitem__
-        for text in fields:
-            before = len(self.entries)
-            self.entries.extend(map(number, piece_bytes(text)))
-            self.field_sizes.append(len(self.entries) - before)
+    def __init__(self, numbered: NumberedPieces) -> None:
+        self.numbered = numbered
+        """The piece ids, and how many pieces each field of each skill has."""
 
     def pieces(self) -> list[str]:
         """Every distinct piece, in piece-id order."""
-        return list(map(decode_piece, self.piece_ids))
+        return list(map(decode_piece, self.numbered.distinct))
 
     def weighted(self, repeats: tuple[int, ...]) -> tuple[SmallIntArray, SmallIntArray, IntArray]:
         """The (piece id, count) entries, with each field's pieces counted as often as its repeat (fields repeated
         0 times left out), and the number of entries of each skill."""
-        entries = np.frombuffer(self.entries, dtype=np.intc).astype(np.int32, copy=False)
-        field_sizes = _int_array(self.field_sizes)
+        entries, field_sizes = self.numbered.ids, self.numbered.counts
         skills = len(field_sizes) // self.FIELDS
         repeat_of_entry = np.repeat(np.tile(np.array(repeats, dtype=np.int32), skills), field_sizes)
         entries_per_skill = np.zeros(skills, dtype=np.int64)
@@ -306,10 +295,6 @@ class _PieceTerms:
         np.cumsum(entries, out=entries_before_skill[1:])
         term_entries = np.diff(terms_before[entries_before_skill]).astype(np.int64)
         return self.terms[positions], np.repeat(counts, terms_per_piece), term_entries
-
-
-def _int_array(buffer: array[int]) -> IntArray:
-    return np.frombuffer(buffer, dtype=np.int64) if buffer else np.zeros(0, np.int64)
 
 
 def indexed_text(document: SearchDocument, body_chars: int) -> tuple[str, str]:

@@ -27,6 +27,7 @@ import Stemmer
 
 __all__ = (
     'decode_piece',
+    'piece_buffer',
     'piece_bytes',
     'piece_terms',
     'pieces',
@@ -101,7 +102,7 @@ def pieces(text: str) -> list[str]:
 
     An ASCII piece is a finished word; `piece_terms` splits a piece with other characters further.
     """
-    return _ascii_words(text).decode('utf-8', 'surrogatepass').split()
+    return piece_buffer(text).decode('utf-8', 'surrogatepass').split()
 
 
 def piece_bytes(text: str) -> list[bytes]:
@@ -111,7 +112,7 @@ def piece_bytes(text: str) -> list[bytes]:
     Blank space other than ASCII (a no-break space) does not split here; the piece's terms are the same, since
     `piece_terms` splits a piece with other characters at any character that is not a letter or digit.
     """
-    return _ascii_words(text).split()
+    return piece_buffer(text).split()
 
 
 def decode_piece(piece: bytes) -> str:
@@ -119,7 +120,9 @@ def decode_piece(piece: bytes) -> str:
     return piece.decode('utf-8', 'surrogatepass')
 
 
-def _ascii_words(text: str) -> bytes:
+def piece_buffer(text: str) -> bytes:
+    """`text` as UTF-8 with ASCII lower-cased and every ASCII character but letters, digits and the apostrophe a
+    space: its pieces (see `piece_bytes`) are its runs of bytes other than the space."""
     return text.encode('utf-8', 'surrogatepass').translate(_ASCII_WORDS)
 
 

@@ -1,0 +1,72 @@
+"""The index numbers its pieces in NumPy: the ids must be exactly those of the plain numbering in a dict."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillshelf.ranking import pieces
+from skillshelf.ranking.pieces import NumberedPieces, number_pieces
+from skillshelf.ranking.tokenize import piece_buffer, piece_bytes
+
+Keys = npt.NDArray[np.uint64]
+
+WORDS = st.sampled_from(['pdf', 'PDF', 'forms', "don't", 'naïve', '代码审查', '', ' ', '\u00a0', '-', '\ud800', '🙂'])
+"""Pieces that differ in their 8th, 9th, 16th or 17th byte, and pieces longer than 16 bytes."""
+LONG = st.sampled_from(['abcdefgh', 'abcdefgi', 'abcdefghijklmnop', 'abcdefghijklmnoq', 'abcdefghijklmnopq', 'x' * 40])
+TEXTS = st.lists(st.lists(st.one_of(WORDS, LONG, st.text(max_size=30))).map(' '.join), max_size=12)
+
+
+def by_dict(texts: list[str]) -> NumberedPieces:
+    numbering: dict[bytes, int] = {}
+    ids = [numbering.setdefault(piece, len(numbering)) for text in texts for piece in piece_bytes(text)]
+    counts = [len(piece_bytes(text)) for text in texts]
+    return NumberedPieces(np.array(ids, dtype=np.int32), np.array(counts, dtype=np.int64), list(numbering))
+
+
+def assert_same(numbered: NumberedPieces, expected: NumberedPieces) -> None:
+    assert numbered.ids.tolist() == expected.ids.tolist()
+    assert numbered.counts.tolist() == expected.counts.tolist()
+    assert numbered.distinct == expected.distinct
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_the_pieces_are_numbered_as_a_dict_numbers_them(texts: list[str]) -> None:
+    assert_same(number_pieces(texts), by_dict(texts))
+
+
+def test_a_hash_collision_never_merges_two_pieces() -> None:
+    def first_eight_bytes(low: Keys, high: Keys, lengths: Keys) -> Keys:
+        return low.copy()  # a weak hash: pieces that differ only after their 8th byte collide
+
+    def by_hash(texts: list[str]) -> NumberedPieces | None:
+        return pieces._numbered_by_hash([piece_buffer(text) for text in texts], first_eight_bytes)  # pyright: ignore[reportPrivateUsage]
+
+    distinct_starts = [
+        'fill the pdf form',
+        'the form of a pdf',
+        'abcdefghijklmnopqrstuvwxyz abcdefghijklmnopqrstuvwxyZ',
+    ]
+    numbered = by_hash(distinct_starts)
+    assert numbered is not None
+    assert_same(numbered, by_dict(distinct_starts))
+    shared_starts = ['configuration', 'configurable configuration']
+    assert by_hash(shared_starts) is None  # found, so `number_pieces` numbers that batch in a dict
+    assert_same(number_pieces(shared_starts), by_dict(shared_starts))
+
+
+def test_texts_past_one_batch_share_their_numbering() -> None:
+    line = ' '.join(f'word{n}' for n in range(2_000))
+    texts = [line] * (pieces._BATCH_BYTES // len(line) + 50) + ['word7 fresh']  # pyright: ignore[reportPrivateUsage]
+    numbered = number_pieces(texts)
+    assert len(numbered.distinct) == 2_001
+    assert numbered.ids[-2:].tolist() == [7, 2_000]
+    assert numbered.counts.sum() == len(numbered.ids) == 2_000 * (len(texts) - 1) + 2
+
+
+def test_no_texts_and_no_pieces() -> None:
+    assert_same(number_pieces([]), by_dict([]))
+    assert_same(number_pieces(['', '  --  ', '']), by_dict(['', '  --  ', '']))
