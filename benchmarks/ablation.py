@@ -62,7 +62,7 @@ def variants() -> list[tuple[str, Callable[[], Any], RankingConfig]]:
         ('no body', unchanged, RankingConfig(body_chars=0)),
         (
             'no "When to use" sections as keywords',
-            lambda: patched(search, when_to_use_sections=lambda body: []),
+            lambda: patched(search, when_to_use_sections=lambda body, titles=None: []),
             default,
         ),
         ('no headline index', unchanged, RankingConfig(head_weight=0)),

@@ -69,7 +69,7 @@ class Engine:
 
 SWITCHES: dict[str, Callable[[], AbstractContextManager[None]]] = {
     'stemming': lambda: patched(tokenizer, _stem_word=lambda word: word, _stem_words=list),
-    'when-to-use keywords': lambda: patched(lexical, when_to_use_sections=lambda body: []),
+    'when-to-use keywords': lambda: patched(lexical, when_to_use_sections=lambda body, titles=None: []),
 }
 """Parts of the engine that are code, not settings: switched off by swapping a function for the run."""
 

@@ -22,7 +22,7 @@ from skillshelf._gc import gc_paused
 from skillshelf.library import confusables, index
 from skillshelf.library.confusables import skeleton
 from skillshelf.markdown import guarded_yaml
-from skillshelf.ranking import negatives
+from skillshelf.ranking import negatives, when_to_use
 
 from skill_files import write_skill
 
@@ -126,6 +126,28 @@ HEADINGS = [
 def test_the_heading_words_only_skip_titles_without_a_negative_heading(titles: str) -> None:
     expected = negatives._NOT_HEADING.search(titles) is not None  # pyright: ignore[reportPrivateUsage]
     assert negatives.says_when_not_to_use(titles) == expected
+
+
+WHEN_TO_USE_HEADINGS = [
+    'usage\nexamples',
+    'when to use',
+    'when to reach for it',
+    'use this skill when',
+    'use me when',
+    '2. triggers',
+    'activation',
+    'trigger phrases',
+    '何时使用',
+    '触发条件',
+    '适用场景',
+    'how to use\nuser stories\ntriggering events',
+]
+
+
+@pytest.mark.parametrize('titles', WHEN_TO_USE_HEADINGS)
+def test_the_heading_words_only_skip_titles_without_a_when_to_use_heading(titles: str) -> None:
+    expected = when_to_use._WHEN_TO_USE.search(titles) is not None  # pyright: ignore[reportPrivateUsage]
+    assert when_to_use.says_when_to_use(titles) == expected
 
 
 def test_gc_paused_restores_the_collector() -> None:

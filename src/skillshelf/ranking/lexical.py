@@ -20,16 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from .bm25 import BM25Matrix, IntArray, SmallIntArray
-from .negatives import says_when_not_to_use, split_body, split_description
+from .negatives import split_body, split_description
 from .pieces import NumberedPieces, number_pieces
 from .tokenize import decode_piece, split_identifier, terms_of_pieces, tokenize
-from .when_to_use import heading_titles, says_when_to_use, when_to_use_sections
+from .when_to_use import heading_titles, when_to_use_sections
 
 __all__ = (
     'DEFAULT_THRESHOLD',
@@ -116,15 +115,12 @@ class SkillIndex:
         # repeats.
         body_chars = config.body_limit(len(documents))
         fields = _FieldPieces(number_pieces(chain.from_iterable(_document_texts(d, body_chars) for d in documents)))
-        vocabulary = _Numbering[str]()
-        terms_by_piece = _PieceTerms(
-            [[vocabulary[term] for term in terms] for terms in terms_of_pieces(fields.pieces())]
-        )
-        self.vocabulary: dict[str, int] = dict(vocabulary)
+        terms_by_piece = _PieceTerms(terms_of_pieces(fields.pieces()))
+        self.vocabulary: dict[str, int] = terms_by_piece.vocabulary
         whole_repeats = (config.name_repeat, config.description_repeat, config.keywords_repeat, 1, 0)
         self.matrices = tuple(
             BM25Matrix.build(
-                *terms_by_piece.expand(*fields.weighted(repeats)), len(vocabulary), k1=config.k1, b=config.b
+                *terms_by_piece.expand(*fields.weighted(repeats)), len(self.vocabulary), k1=config.k1, b=config.b
             )
             for repeats in (whole_repeats, _HEADLINE_REPEATS, _NEGATIVE_REPEATS)
         )
@@ -257,25 +253,17 @@ class _FieldPieces:
         return entries[kept], repeat_of_entry[kept], entries_per_skill
 
 
-_Key = TypeVar('_Key', str, bytes)
-
-
-class _Numbering(dict[_Key, int]):
-    """Key → id, numbering new keys as they are met."""
-
-    def __missing__(self, key: _Key) -> int:
-        self[key] = len(self)
-        return self[key]
-
-
 class _PieceTerms:
-    """The term ids of each piece id (none for a stop word, several for a CJK run), as flat arrays."""
+    """The term ids of each piece id (none for a stop word, several for a CJK run), as flat arrays, and the
+    vocabulary: each term's id, numbered in order of first appearance."""
 
-    def __init__(self, terms_of_piece: list[list[int]]) -> None:
-        self.counts = np.array([len(terms) for terms in terms_of_piece], dtype=np.int32)
+    def __init__(self, terms_of_piece: list[tuple[str, ...]]) -> None:
+        self.counts = np.fromiter(map(len, terms_of_piece), dtype=np.int32, count=len(terms_of_piece))
         self.starts = np.zeros(len(terms_of_piece) + 1, dtype=np.int32)
         np.cumsum(self.counts, out=self.starts[1:])
-        self.terms = np.array([term for terms in terms_of_piece for term in terms], dtype=np.int32)
+        terms = list(chain.from_iterable(terms_of_piece))
+        self.vocabulary = {term: term_id for term_id, term in enumerate(dict.fromkeys(terms))}
+        self.terms = np.fromiter(map(self.vocabulary.__getitem__, terms), dtype=np.int32, count=len(terms))
 
     def expand(
         self, piece_ids: SmallIntArray, counts: SmallIntArray, entries: IntArray
@@ -307,12 +295,12 @@ def indexed_text(document: SearchDocument, body_chars: int) -> tuple[str, str]:
 
 def _document_texts(document: SearchDocument, body_chars: int) -> tuple[str, str, str, str, str]:
     body = document.body[:body_chars] if body_chars > 0 else ''
-    # Most bodies have neither kind of section: one scan of their headings rules out both (what `split_body` keeps
-    # has no heading this scan did not see).
+    # One scan of the body's headings serves both kinds of section (what `split_body` keeps has no heading it did not
+    # see), and rules both out for most bodies.
     titles = heading_titles(body)
-    body, body_negatives = split_body(body) if says_when_not_to_use(titles) else (body, '')
+    body, body_negatives = split_body(body, titles)
     description, description_negatives = split_description(document.description)
-    sections = when_to_use_sections(body) if says_when_to_use(titles) else []
+    sections = when_to_use_sections(body, titles)
     keywords = ' '.join(filter(None, (document.keywords, *sections)))
     negatives = f'{description_negatives}\n{body_negatives}'
     return split_identifier(document.name), description, keywords, body, negatives

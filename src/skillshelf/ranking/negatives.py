@@ -42,10 +42,11 @@ def _may_have_cue(description: str) -> bool:
     return any(word in lowered for word in _CUE_WORDS)
 
 
-def split_body(body: str) -> tuple[str, str]:
+def split_body(body: str, titles: str | None = None) -> tuple[str, str]:
     """`body` without its sections whose heading says when not to use the skill (`## When NOT to use`,
-    `## Do not use for`, `## 不适用场景`), subsections included, and those sections."""
-    if not says_when_not_to_use(heading_titles(body)):
+    `## Do not use for`, `## 不适用场景`), subsections included, and those sections; `titles` are the body's
+    `heading_titles` when the caller has them."""
+    if not says_when_not_to_use(heading_titles(body) if titles is None else titles):
         return body, ''
     body = '\n' + body  # a heading on the first line opens a section too
     kept: list[str] = []

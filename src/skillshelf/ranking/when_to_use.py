@@ -11,16 +11,19 @@ import re
 __all__ = ('HEADING', 'heading_titles', 'says_when_to_use', 'when_to_use_sections')
 
 
-def when_to_use_sections(body: str) -> list[str]:
+def when_to_use_sections(body: str, titles: str | None = None) -> list[str]:
     """The sections of a Markdown body whose heading says when to use the skill (`## When to use`,
     `## Triggers`, `## 触发条件`), with their subsections: authors list the requests the skill is for there,
-    so they are searched like declared keywords. "When *not* to use" sections are left out."""
+    so they are searched like declared keywords. "When *not* to use" sections are left out.
+
+    `titles` are the body's `heading_titles` when the caller has them (those of a text holding the body will do: they
+    only rule out bodies without such a section)."""
     # A level-1 heading on the first line is the body's title ("# Trigger.dev"), but a deeper one opens a section
     # ("## Use this skill when"); the patterns look for "\n#", so give that one a line break to start on.
     if body.startswith('##'):
         body = '\n' + body
     # Most bodies have no such heading: one search over their joined headings rules them out before any split.
-    if not says_when_to_use(heading_titles(body)):
+    if not says_when_to_use(heading_titles(body) if titles is None else titles):
         return []
     parts = HEADING.split(body)  # text before the first heading, then (level, title, text after it) per heading
     sections: list[str] = []
@@ -46,7 +49,7 @@ def heading_titles(body: str) -> str:
 def says_when_to_use(titles: str) -> bool:
     """Whether heading `titles` (see `heading_titles`) include one over a "when to use" section; if not, the body
     has none."""
-    return _WHEN_TO_USE.search(titles) is not None
+    return any(word in titles for word in _WHEN_TO_USE_WORDS) and _WHEN_TO_USE.search(titles) is not None
 
 
 HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
@@ -59,4 +62,6 @@ _WHEN_TO_USE = re.compile(
     re.MULTILINE,
 )
 """A heading (lower-cased) over a section that says when to use the skill."""
+_WHEN_TO_USE_WORDS = ('when to ', 'use ', 'trigger', 'activation', '何时', '触发', '场景')
+"""One of these is in every match of `_WHEN_TO_USE`: looking for them first is cheaper than the search."""
 _WHEN_NOT = re.compile(r"\bnot\b|n't|\bskip|\bavoid|不")
