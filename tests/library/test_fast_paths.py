@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,17 @@ def test_the_cue_words_only_skip_descriptions_without_a_cue(description: str, mo
     fast = negatives.split_description(description)
     monkeypatch.setattr(negatives, '_may_have_cue', lambda description: True)
     assert fast == negatives.split_description(description)
+
+
+@pytest.mark.parametrize(
+    'description', [*DESCRIPTIONS, 'Skip it when the file is huge. Avoid using it twice; ſkip it if asked.']
+)
+def test_the_cue_lookahead_only_skips_positions_no_cue_starts_at(description: str) -> None:
+    cue = negatives._CUE  # pyright: ignore[reportPrivateUsage]
+    plain = re.compile(cue.pattern.removeprefix('(?=[dnas不])'), cue.flags)
+    for start in range(len(description) + 1):
+        found, expected = cue.search(description, start), plain.search(description, start)
+        assert (found and found.span()) == (expected and expected.span())
 
 
 HEADINGS = [
