@@ -10,6 +10,7 @@ import sys
 import unicodedata
 import zlib
 from collections.abc import Callable, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,19 @@ def test_the_index_splitting_gives_a_text_the_terms_a_query_gets(text: str) -> N
     # The index splits bytes, where a no-break space or line separator does not split: the terms must not change.
     indexed = [term for piece in piece_bytes(text) for term in piece_terms(decode_piece(piece))]
     assert indexed == tokenize(text)
+
+
+CJK_LETTERS = st.sampled_from(
+    ['代', '码', '审', '查', '가', '각', 'あ', 'カ', 'ヿ', 'ゟ', '゛', '・', 'ー', '\uf900', '豈', '\u3099']
+)
+
+
+@given(st.text(CJK_LETTERS, min_size=1, max_size=8))
+def test_the_cjk_word_shortcut_gives_the_terms_of_the_general_path(piece: str) -> None:
+    general = tuple(chain.from_iterable(map(_tokenize._word_terms, _tokenize._piece_words(piece))))  # pyright: ignore[reportPrivateUsage]
+    if _tokenize._is_cjk_word(piece):  # pyright: ignore[reportPrivateUsage]
+        assert tuple(_tokenize._cjk_terms(piece)) == general  # pyright: ignore[reportPrivateUsage]
+    assert piece_terms(piece) == general
 
 
 def test_the_skill_named_for_the_task_comes_first(index: SkillIndex) -> None:

@@ -44,6 +44,7 @@ _CJK = (
 )
 _CJK_RUN = re.compile(f'([{_CJK}]+)')
 _IS_CJK = re.compile(f'[{_CJK}]')
+_CJK_ONLY = re.compile(f'[{_CJK}]+')
 _WORD = re.compile(r'[^\W_]+', re.UNICODE)
 _CONTRACTION = re.compile(r"(?<=[^\W_])['’](?:s|re|ve|ll|d|m)(?![^\W_])|[^\W_]*n['’]t(?![^\W_])")
 """In lower-cased text: an English contraction's or possessive's ending (`'s`, `'re`, `'ve`, `'ll`, `'d`, `'m`,
@@ -159,6 +160,8 @@ class _TermCache(dict[str, tuple[str, ...]]):
             terms = ()
         elif _is_plain_word(piece):
             terms = (_stem_word(piece),)
+        elif _is_cjk_word(piece):
+            terms = tuple(_cjk_terms(piece))
         else:
             terms = tuple(chain.from_iterable(map(_word_terms, _piece_words(piece))))
         if len(self) < _CACHE_LIMIT:
@@ -176,6 +179,12 @@ piece_terms: Callable[[str], tuple[str, ...]] = _TERMS.__getitem__
 def _is_plain_word(piece: str) -> bool:
     """Whether a piece is one ASCII word (no apostrophe) that is not a stop word: its one term is its stem."""
     return piece.isascii() and "'" not in piece and piece not in _STOPWORDS
+
+
+def _is_cjk_word(piece: str) -> bool:
+    """Whether a piece is one run of CJK letters, already normalised: its terms are its character pairs (the general
+    path would find that through NFKC, lower case and three regexes; this is a third of the cost)."""
+    return _CJK_ONLY.fullmatch(piece) is not None and piece.isalnum() and unicodedata.is_normalized('NFKC', piece)
 
 
 def _word_terms(word: str) -> Iterable[str]:
