@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillshelf import Skill
 from skillshelf._gc import gc_paused
 from skillshelf.library import confusables, index
 from skillshelf.library.confusables import skeleton
-from skillshelf.markdown import guarded_yaml
+from skillshelf.markdown import guarded_yaml, names
 from skillshelf.ranking import negatives, when_to_use
 
 from skill_files import write_skill
@@ -185,9 +187,17 @@ def test_gc_paused_restores_the_collector() -> None:
 def test_the_cache_key_takes_the_folder_as_its_path_did(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_skill(tmp_path / 'lib', 'pdf-forms')
     monkeypatch.chdir(tmp_path)
-    for given in ['lib/pdf-forms', 'lib/./pdf-forms/', './lib//pdf-forms', str(tmp_path / 'lib' / 'pdf-forms')]:
-        skill = Skill.from_folder(given)
+    for spelled in ['lib/pdf-forms', 'lib/./pdf-forms/', './lib//pdf-forms', str(tmp_path / 'lib' / 'pdf-forms')]:
+        skill = Skill.from_folder(spelled)
         assert skill.folder is not None
         expected = os.path.abspath(skill.folder)
         assert index._folder(skill) == expected == str(tmp_path / 'lib' / 'pdf-forms')  # pyright: ignore[reportPrivateUsage]
     assert index._folder(Skill('weather', 'Forecasts.')) is None  # pyright: ignore[reportPrivateUsage]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from(['a', 'z', '0', '9', 'Z', '-', '_', ' ', 'é', 'ﬁ', '\u115f', '.']), max_size=70))
+def test_the_plain_name_shortcut_agrees_with_every_rule(name: str) -> None:
+    assert names.name_problem(name) == names._broken_rule(name)  # pyright: ignore[reportPrivateUsage]
+    assert names.name_problem('a' * 64) is None
+    assert names.name_problem('a' * 65) == names._broken_rule('a' * 65) is not None  # pyright: ignore[reportPrivateUsage]

@@ -19,6 +19,9 @@ MAX_NAME_LENGTH = 64
 
 _NAME_CHARACTERS = re.compile(r'(?:[^\W_]|[-_])+')
 """Letters and digits of any script (what `str.isalnum` accepts), hyphens and underscores."""
+_PLAIN_NAME = re.compile(r'[a-z0-9]+(?:[-_][a-z0-9]+)*')
+"""A valid name of ASCII letters and digits, as nearly every name is: checked in one match (a name is checked several
+times as a skill is read)."""
 _DOUBLED_SEPARATOR = re.compile(r'[-_]{2}')
 _INVISIBLE_LETTERS = re.compile('[\u115f\u1160\u3164\uffa0]')
 """The Hangul fillers: letters to Unicode (so `str.isalnum` accepts them) that draw nothing, so `'\u115fa'` would
@@ -29,6 +32,13 @@ letters and fail the character rule anyway."""
 def name_problem(name: str) -> str | None:
     """Why `name` cannot name a skill, or `None`: lower-case letters and digits (of any script) joined by single
     hyphens or underscores (`pdf-forms`, `data_analysis`), at most 64 characters, NFKC-normalised."""
+    if len(name) <= MAX_NAME_LENGTH and _PLAIN_NAME.fullmatch(name):
+        return None  # passes every rule of `_broken_rule`: ASCII is NFKC-normalised, and the pattern is the rest
+    return _broken_rule(name)
+
+
+def _broken_rule(name: str) -> str | None:
+    """The first naming rule `name` breaks, checked one by one."""
     if not name:
         return 'the name is empty'
     if len(name) > MAX_NAME_LENGTH:
