@@ -224,7 +224,7 @@ def _load_lenient(skill_file: str | Path, head: str, found: list[FormatDeviation
             raise SkillFormatError(skill_file, _yaml_problem(error)) from error
         found.extend(FormatDeviation(Path(skill_file), 'frontmatter', repair.note) for repair in repairs)
     if isinstance(data, dict):
-        hint_as_text(Path(skill_file), cast('dict[Any, Any]', data), found)
+        hint_as_text(skill_file, cast('dict[Any, Any]', data), found)
     return cast(Any, data)
 
 
@@ -262,8 +262,8 @@ def _validate(
     if escapes and (problem := unencodable_problem(fields)) is not None:
         raise SkillFormatError(skill_file, problem)
     if folder:
-        name_from_folder(Path(skill_file), fields, found, folder if isinstance(folder, str) else None)
-    description_from_body(Path(skill_file), fields, body, MAX_DESCRIPTION_LENGTH, found)
+        name_from_folder(skill_file, fields, found, folder if isinstance(folder, str) else None)
+    description_from_body(skill_file, fields, body, MAX_DESCRIPTION_LENGTH, found)
     try:
         front = Frontmatter.model_validate(fields)
     except ValidationError as error:

@@ -164,7 +164,7 @@ def first_line(body: str, width: int) -> str:
 
 
 def name_from_folder(
-    skill_file: Path, fields: dict[str, Any], found: list[FormatDeviation], folder: str | None = None
+    skill_file: str | Path, fields: dict[str, Any], found: list[FormatDeviation], folder: str | None = None
 ) -> None:
     """Settle a folder skill's name as Claude Code and Codex do: the frontmatter's `name` when it is usable, even if
     it differs from the folder's (that is the name they load it under); else the folder's name. Each is a deviation;
@@ -180,7 +180,7 @@ def name_from_folder(
             fields['name'] = folder_name
             found.append(
                 FormatDeviation(
-                    skill_file,
+                    Path(skill_file),
                     'name',
                     f'the frontmatter has no `name`; named {folder_name!r} after its folder, as Claude Code and Codex '
                     f'do (add `name: {folder_name}`)',
@@ -192,13 +192,13 @@ def name_from_folder(
         if name_problem(folder_name) is None:
             fields['name'] = folder_name
             found.append(
-                FormatDeviation(skill_file, 'name', f'{problem}; named {folder_name!r} after its folder instead')
+                FormatDeviation(Path(skill_file), 'name', f'{problem}; named {folder_name!r} after its folder instead')
             )
         return
     if written != folder_name:
         found.append(
             FormatDeviation(
-                skill_file,
+                Path(skill_file),
                 'name-folder',
                 f'the name {written!r} does not match its folder {folder_name!r}; loaded as {written!r}, the name '
                 'Claude Code and Codex give it (rename the folder or the name so they agree)',
@@ -207,7 +207,7 @@ def name_from_folder(
 
 
 def description_from_body(
-    skill_file: Path, fields: dict[str, Any], body: Callable[[], str], width: int, found: list[FormatDeviation]
+    skill_file: str | Path, fields: dict[str, Any], body: Callable[[], str], width: int, found: list[FormatDeviation]
 ) -> None:
     """Give `fields` without a usable `description` the first line of the instructions (`body`), as Claude Code
     does, cut to `width` characters; a deviation. Instructions without text leave it for validation to refuse."""
@@ -218,7 +218,7 @@ def description_from_body(
         fields['description'] = text
         found.append(
             FormatDeviation(
-                skill_file,
+                Path(skill_file),
                 'description',
                 'the frontmatter has no `description`; described by the first line of the instructions, as Claude '
                 'Code does (add a `description:` that says what the skill does and when to use it)',
@@ -226,7 +226,7 @@ def description_from_body(
         )
 
 
-def hint_as_text(skill_file: Path, data: dict[Any, Any], found: list[FormatDeviation]) -> None:
+def hint_as_text(skill_file: str | Path, data: dict[Any, Any], found: list[FormatDeviation]) -> None:
     """Read Claude Code's unquoted `argument-hint: [topic]`, which YAML reads as a list, as the text it means."""
     hint = data.get('argument-hint')
     if not isinstance(hint, list) or not all(isinstance(item, str) for item in cast('list[object]', hint)):
@@ -235,7 +235,7 @@ def hint_as_text(skill_file: Path, data: dict[Any, Any], found: list[FormatDevia
     data['argument-hint'] = text
     found.append(
         FormatDeviation(
-            skill_file,
+            Path(skill_file),
             'frontmatter',
             f'YAML reads the unquoted `argument-hint: {text}` as a list; read it as the text {text!r}, as Claude Code '
             'does; quote it',

@@ -33,6 +33,8 @@ def unencodable(value: object) -> str | None:
     (`the text` for `value` itself), or `None` if there is none."""
     if isinstance(value, str):
         return None if _encodable(value) else 'the text'
+    if isinstance(value, (dict, list, tuple)) and not value:  # most skills have no resources and little metadata
+        return None
     pending: list[tuple[object, str]] = [(value, '')]
     seen: set[int] = set()  # Python values may hold themselves
     while pending:
