@@ -39,7 +39,7 @@ def test_the_pieces_are_numbered_as_a_dict_numbers_them(texts: list[str]) -> Non
 
 
 def test_a_hash_collision_never_merges_two_pieces() -> None:
-    def first_eight_bytes(low: Keys, high: Keys, lengths: Keys) -> Keys:
+    def first_eight_bytes(low: Keys, high: Keys) -> Keys:
         return low.copy()  # a weak hash: pieces that differ only after their 8th byte collide
 
     def by_hash(texts: list[str]) -> NumberedPieces | None:
@@ -70,3 +70,9 @@ def test_texts_past_one_batch_share_their_numbering() -> None:
 def test_no_texts_and_no_pieces() -> None:
     assert_same(number_pieces([]), by_dict([]))
     assert_same(number_pieces(['', '  --  ', '']), by_dict(['', '  --  ', '']))
+
+
+def test_long_pieces_never_share_a_key_with_short_ones() -> None:
+    # The 98th long piece is numbered 97, the first word of the short piece 'a' (0x61): the second word tells them apart.
+    texts = [' '.join(f'a-much-longer-piece-{n:03d}'.replace('-', '') for n in range(300)), 'a b ab ~ é']
+    assert_same(number_pieces(texts), by_dict(texts))
