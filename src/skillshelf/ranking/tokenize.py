@@ -145,7 +145,12 @@ sequences untouched."""
 
 def terms_of_pieces(pieces: Sequence[str]) -> list[tuple[str, ...]]:
     """`piece_terms` of each of `pieces`; new English words are stemmed in one batch, several times faster."""
-    unseen = [piece for piece in dict.fromkeys(pieces) if piece not in _TERMS and _is_plain_word(piece)]
+    # `_is_plain_word`, written out: a call per piece costs as much as the test.
+    unseen = [
+        piece
+        for piece in dict.fromkeys(pieces)
+        if piece not in _TERMS and piece.isascii() and "'" not in piece and piece not in _STOPWORDS
+    ]
     room = max(_CACHE_LIMIT - len(_TERMS), 0)
     # Filled in bulk (one C call); words past a full cache are stemmed one by one as `piece_terms` meets them.
     _TERMS.update(islice(zip(unseen, zip(_stem_words(unseen)), strict=True), room))

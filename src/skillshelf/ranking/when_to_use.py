@@ -34,7 +34,7 @@ def when_to_use_sections(body: str, titles: str | None = None) -> list[str]:
             sections.append(f'{title} {section}')
             continue
         title = title.lower()
-        level = heading_level if _WHEN_TO_USE.search(title) and not _WHEN_NOT.search(title) else 0
+        level = heading_level if says_when_to_use(title) and not _WHEN_NOT.search(title) else 0
         if level:
             sections.append(section)
     return sections
@@ -43,7 +43,7 @@ def when_to_use_sections(body: str, titles: str | None = None) -> list[str]:
 def heading_titles(body: str) -> str:
     """The titles of the Markdown headings of `body` (one on its first line included), lower-cased, one a line: what
     `says_when_to_use` and `negatives.says_when_not_to_use` read, so one scan of a body serves both."""
-    return '\n'.join(title for _, title in HEADING.findall('\n' + body)).lower()
+    return '\n'.join(_TITLE.findall('\n' + body)).lower()
 
 
 def says_when_to_use(titles: str) -> bool:
@@ -55,6 +55,8 @@ def says_when_to_use(titles: str) -> bool:
 HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
 """A Markdown heading after a line break: its `#`s and its title. `\\n#` is a literal prefix, which the regex engine
 scans for quickly."""
+_TITLE = re.compile(r'\n#{1,6}[ \t]+([^\n]*)')
+"""`HEADING`'s title alone."""
 _WHEN_TO_USE = re.compile(
     r'when to (?:use|invoke|activate|trigger|load|call|reach for)|use (?:this(?: skill)?|it|me) when'
     r'|^[\d.\s]*(?:triggers?|activation)\b|trigger (?:conditions|phrases|words)'
