@@ -173,6 +173,14 @@ def test_the_cjk_word_shortcut_gives_the_terms_of_the_general_path(piece: str) -
     assert piece_terms(piece) == general
 
 
+@given(st.text(st.sampled_from(["'", 'a', 'n', 't', 's', 'd', 'e', 'A', '0']), min_size=1, max_size=9))
+def test_the_quoted_word_shortcut_gives_the_terms_of_the_general_path(piece: str) -> None:
+    general = tuple(chain.from_iterable(map(_tokenize._word_terms, _tokenize._piece_words(piece))))  # pyright: ignore[reportPrivateUsage]
+    if "'" in piece:
+        _tokenize._TERMS.pop(piece, None)  # pyright: ignore[reportPrivateUsage]
+        assert piece_terms(piece) == general
+
+
 def test_the_skill_named_for_the_task_comes_first(index: SkillIndex) -> None:
     assert names(index, 'fill a PDF form', 1) == ['pdf-forms']
     assert names(index, 'make a chart from a csv', 1) == ['csv-charts']

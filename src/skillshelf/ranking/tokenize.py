@@ -167,6 +167,8 @@ class _TermCache(dict[str, tuple[str, ...]]):
             terms = (_stem_word(piece),)
         elif _is_cjk_word(piece):
             terms = tuple(_cjk_terms(piece))
+        elif piece.isascii() and piece.strip("'").isalnum():
+            terms = piece_terms(piece.strip("'"))  # a quoted word ('style', cases'): no contraction, the word's terms
         else:
             terms = tuple(chain.from_iterable(map(_word_terms, _piece_words(piece))))
         if len(self) < _CACHE_LIMIT:

@@ -199,6 +199,14 @@ def _holds_skills(folder: str) -> bool:
         return False
 
 
+def _is_real_folder(entry: os.DirEntry[str]) -> bool:
+    """Whether `entry` is a folder and not a symlink to one, as the listing saw it (no system call on Linux)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def _is_folder(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir()
@@ -290,6 +298,8 @@ def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_lin
 def _entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, library: Path) -> str | None:
     """Why the listed `entry` cannot be a skill folder, before its `SKILL.md` (whose `stat` is `skill_file`) is
     read; `None` if it may be one."""
+    if skill_file is not None and _is_real_folder(entry):
+        return None  # what every check below finds for a folder holding a `SKILL.md`, without a `stat`
     try:
         info = os.stat(entry.path)  # follows a symlink: what matters is what it leads to
     except OSError as error:
