@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -121,7 +122,7 @@ def test_the_cue_lookahead_only_skips_positions_no_cue_starts_at(description: st
         assert (found and found.span()) == (expected and expected.span())
 
 
-HEADINGS = [
+NOT_HEADINGS = [
     'usage\nexamples',
     'when not to use',
     "when n't to use",
@@ -134,12 +135,6 @@ HEADINGS = [
     '不适用场景',
     'notes\nannotations\nanother section',
 ]
-
-
-@pytest.mark.parametrize('titles', HEADINGS)
-def test_the_heading_words_only_skip_titles_without_a_negative_heading(titles: str) -> None:
-    expected = negatives._NOT_HEADING.search(titles) is not None  # pyright: ignore[reportPrivateUsage]
-    assert negatives.says_when_not_to_use(titles) == expected
 
 
 WHEN_TO_USE_HEADINGS = [
@@ -158,10 +153,17 @@ WHEN_TO_USE_HEADINGS = [
 ]
 
 
-@pytest.mark.parametrize('titles', WHEN_TO_USE_HEADINGS)
-def test_the_heading_words_only_skip_titles_without_a_when_to_use_heading(titles: str) -> None:
-    expected = when_to_use._WHEN_TO_USE.search(titles) is not None  # pyright: ignore[reportPrivateUsage]
-    assert when_to_use.says_when_to_use(titles) == expected
+@pytest.mark.parametrize(
+    ('says', 'pattern', 'titles'),
+    [
+        *((negatives.says_when_not_to_use, negatives._NOT_HEADING, titles) for titles in NOT_HEADINGS),  # pyright: ignore[reportPrivateUsage]
+        *((when_to_use.says_when_to_use, when_to_use._WHEN_TO_USE, titles) for titles in WHEN_TO_USE_HEADINGS),  # pyright: ignore[reportPrivateUsage]
+    ],
+)
+def test_the_heading_words_only_skip_titles_without_such_a_heading(
+    says: Callable[[str], bool], pattern: re.Pattern[str], titles: str
+) -> None:
+    assert says(titles) == (pattern.search(titles) is not None)
 
 
 def test_gc_paused_restores_the_collector() -> None:

@@ -82,8 +82,9 @@ def _batches(buffers: Iterator[bytes]) -> Iterator[list[bytes]]:
 def _numbered_in_a_dict(buffers: list[bytes]) -> NumberedPieces:
     """The plain way, and the reference: each piece a bytes object, numbered in a dict."""
     numbering: dict[bytes, int] = {}
-    ids = [numbering.setdefault(piece, len(numbering)) for buffer in buffers for piece in buffer.split()]
-    counts = [len(buffer.split()) for buffer in buffers]
+    pieces = [buffer.split() for buffer in buffers]
+    ids = [numbering.setdefault(piece, len(numbering)) for text in pieces for piece in text]
+    counts = list(map(len, pieces))
     return NumberedPieces(np.array(ids, dtype=np.int32), np.array(counts, dtype=np.int64), list(numbering))
 
 
