@@ -35,7 +35,7 @@ from _folders import write_skill_folders
 from _results import RESULTS, machine, write_json
 
 from skillshelf import LibraryOptions, SkillLibrary
-from skillshelf.sources.registry import SkillRegistry
+from skillshelf.registry.skill_registry import SkillRegistry
 
 ONE_BY_ONE_UP_TO = 10_000
 BATCH = 1_000

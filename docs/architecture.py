@@ -4,7 +4,9 @@ A module's floor is one above the highest floor it imports from (imports inside 
 `TYPE_CHECKING` count too), so a module may import only from floors below its own, and an import cycle has no
 floors at all: this script then fails, naming the cycle. Packages (a folder, or a module beside them) get floors
 the same way from the imports between them, so a cycle between two folders fails too. Each is described by the
-first sentence of its docstring. `tests/docs/test_architecture.py` fails when the file differs from what this writes.
+first sentence of its docstring. The map is drawn by wing: the skills core, then each annex (`ANNEXES`), a product
+beside the capability that the core never imports at import time. `tests/docs/test_architecture.py` fails when the
+file differs from what this writes, or when the core imports an annex other than through its lazy `EDGES`.
 
     python docs/architecture.py
 """
@@ -20,18 +22,27 @@ PACKAGE = ROOT / 'src' / 'skillshelf'
 DOC = ROOT / 'docs' / 'architecture.md'
 START, END = '<!--modules-->', '<!--/modules-->'
 
+ANNEXES = ('sandbox/', 'registry/', 'authoring/')
+"""The annexes: products beside the skills capability, each in a folder of its own; everything else is the core."""
+ENTRY_POINTS = {'__main__.py': 'authoring/'}
+"""Modules beside the packages that belong to an annex: `python -m skillshelf` is the command line."""
+EDGES = {('capability/skills.py', 'sandbox/'), ('library/source_spec.py', 'registry/')}
+"""The core's only ways into an annex, each an import inside a function: the default sandbox of `Skills(scripts=True)`
+and the registry a spec names. (`__init__.py` names annex classes as strings, imported when first used.)"""
+
 
 def modules() -> list[str]:
     """Every module, as its path under `src/skillshelf` (`capability/skills.py`)."""
     return sorted(path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob('*.py'))
 
 
-def imports(module: str, known: set[str]) -> set[str]:
-    """The modules of the package that `module` imports, wherever the import statement is."""
+def imports(module: str, known: set[str], *, at_import_time: bool = False) -> set[str]:
+    """The modules of the package that `module` imports, wherever the import statement is; with `at_import_time`,
+    only those its import runs (not inside a function, nor under `TYPE_CHECKING`)."""
     tree = ast.parse((PACKAGE / module).read_text(encoding='utf-8'))
     package = module.split('/')[:-1]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _run_at_import(tree.body) if at_import_time else ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - node.level + 1]
@@ -51,6 +62,23 @@ def imports(module: str, known: set[str]) -> set[str]:
     return found - {'', module}
 
 
+def _run_at_import(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of a module body that run when it is imported, blocks entered (but not `if TYPE_CHECKING:`)."""
+    found: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.If) and 'TYPE_CHECKING' in ast.unparse(node.test):
+            found += _run_at_import(node.orelse)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            found += _run_at_import([*node.body, *getattr(node, 'orelse', []), *getattr(node, 'finalbody', [])])
+            for handler in getattr(node, 'handlers', []):
+                found += _run_at_import(handler.body)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.append(node)
+        elif isinstance(node, ast.ClassDef):
+            found += _run_at_import(node.body)
+    return found
+
+
 def _resolve(parts: list[str], known: set[str]) -> str | None:
     """The module `parts` names: `a/b.py`, or the package `a/b/__init__.py`."""
     for candidate in ('/'.join(parts) + '.py', '/'.join([*parts, '__init__.py'])):
@@ -62,6 +90,18 @@ def _resolve(parts: list[str], known: set[str]) -> str | None:
 def unit(module: str) -> str:
     """The package a module belongs to: its top folder (`capability/`), or itself beside them (`skill.py`)."""
     return module.split('/')[0] + '/' if '/' in module else module
+
+
+def wing(module: str) -> str:
+    """The wing a module or package belongs to: its annex (`sandbox/`), or `core`."""
+    if module in ENTRY_POINTS:
+        return ENTRY_POINTS[module]
+    return unit(module) if unit(module) in ANNEXES else 'core'
+
+
+def lines_of(module: str) -> int:
+    """The lines of a module."""
+    return len((PACKAGE / module).read_text(encoding='utf-8').splitlines())
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -109,14 +149,24 @@ def summary(module: str) -> str:
 
 
 def module_map() -> str:
-    """The generated section: the packages by floor, the top first, then every module by floor."""
+    """The generated section: the wings with their sizes, the packages by floor (the top first), then each wing's
+    modules by floor."""
     packages, floor = floors(package_graph()), floors(import_graph())
-    lines = [START, '', '### Packages', '', '| floor | package | what it is |', '|---|---|---|']
+    wings = ['core', *ANNEXES]
+    lines = [START, '', '### Wings', '', '| wing | modules | lines | what it is |', '|---|---|---|---|']
+    for name in wings:
+        members = [module for module in floor if wing(module) == name]
+        what = 'the skills capability and everything it runs on' if name == 'core' else summary(name)
+        shown = name if name == 'core' else f'`{name}`'
+        lines.append(f'| {shown} | {len(members)} | {sum(map(lines_of, members)):,} | {what} |')
+    lines += ['', '### Packages', '', '| floor | package | wing | what it is |', '|---|---|---|---|']
     for package in sorted(packages, key=lambda name: (-packages[name], name)):
-        lines.append(f'| {packages[package]} | `{package}` | {summary(package)} |')
-    lines += ['', f'### Modules ({len(floor)})', '', '| floor | module | what it is |', '|---|---|---|']
-    for module in sorted(floor, key=lambda name: (-floor[name], name)):
-        lines.append(f'| {floor[module]} | `{module}` | {summary(module)} |')
+        lines.append(f'| {packages[package]} | `{package}` | {wing(package)} | {summary(package)} |')
+    for name in wings:
+        members = sorted((module for module in floor if wing(module) == name), key=lambda m: (-floor[m], m))
+        title = 'The core' if name == 'core' else f'Annex `{name}`'
+        lines += ['', f'### {title}: {len(members)} modules', '', '| floor | module | what it is |', '|---|---|---|']
+        lines += [f'| {floor[module]} | `{module}` | {summary(module)} |' for module in members]
     return '\n'.join([*lines, '', END])
 
 

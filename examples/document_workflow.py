@@ -32,7 +32,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.workspaces import Workspace
 
 from skillshelf import Skill, Skills, SkillSandbox
-from skillshelf.workspace import SandboxWorkspace
+from skillshelf.sandbox import SandboxWorkspace
 
 SKILL_MD = """\
 ---

@@ -1,6 +1,6 @@
 """`python -m skillshelf`: the skillshelf command line."""
 
-from skillshelf.cli import main
+from skillshelf.authoring.cli import main
 
 if __name__ == '__main__':
     main()

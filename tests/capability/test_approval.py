@@ -17,7 +17,7 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from skillshelf import Skill, Skills
 from skillshelf.capability.approval import Preapproval, ScriptCall
-from skillshelf.workspace.scripts import INTERPRETERS
+from skillshelf.scripts.script import INTERPRETERS
 
 from reliability.ledger import case
 from scripted_model import Script, call, tool_returns

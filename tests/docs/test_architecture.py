@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import subprocess
+import sys
 from dataclasses import MISSING, Field, fields
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +17,7 @@ from skillshelf import Skills
 from skillshelf.capability.options import OPTION_GROUPS
 
 from repo_paths import REPO
+from skill_files import write_skill
 
 _spec = importlib.util.spec_from_file_location('architecture', REPO / 'docs' / 'architecture.py')
 assert _spec is not None
@@ -52,9 +57,53 @@ def test_imports_have_floors_between_modules_and_between_packages() -> None:
         architecture.floors(architecture.package_graph()),
     )
     assert packages['capability/'] > packages['library/'] > packages['sources/'] > packages['skill.py']
-    assert packages['capability/'] > packages['workspace/'] > packages['content/'] > packages['markdown/']
-    assert packages['cli/'] > packages['capability/']
+    assert packages['capability/'] > packages['scripts/'] > packages['content/'] > packages['markdown/']
+    assert packages['authoring/'] > packages['capability/']
+    assert packages['sandbox/'] > packages['scripts/']
+    assert packages['registry/'] > packages['sources/']
     assert modules['capability/skills.py'] > modules['capability/dispatch.py'] > modules['capability/meta_tools.py']
+
+
+def test_the_core_imports_no_annex_but_through_its_lazy_edges() -> None:
+    known = set(architecture.modules())
+    at_import_time, lazy = set[tuple[str, str]](), set[tuple[str, str]]()
+    for module in known:
+        if architecture.wing(module) != 'core':
+            continue
+        eager = architecture.imports(module, known, at_import_time=True)
+        for target in architecture.imports(module, known):
+            if (annex := architecture.wing(target)) != 'core':
+                (at_import_time if target in eager else lazy).add((module, annex))
+    assert at_import_time == set()
+    assert lazy == architecture.EDGES | {('__init__.py', 'sandbox/')}  # the public names, under TYPE_CHECKING
+
+
+def test_an_import_inside_a_function_or_for_type_checkers_is_not_at_import_time() -> None:
+    source = (
+        'from typing import TYPE_CHECKING\n'
+        'from .a import x\n'
+        'if TYPE_CHECKING:\n    from .b import y\n'
+        'try:\n    from .c import z\nexcept ImportError:\n    pass\n'
+        'def f():\n    from .d import w\n'
+    )
+    run = architecture._run_at_import(ast.parse(source).body)
+    assert [node.module for node in run if isinstance(node, ast.ImportFrom)] == ['typing', 'a', 'c']
+
+
+def test_an_agent_without_scripts_loads_no_annex(tmp_path: Path) -> None:
+    """Measured, not read off the imports: a real run of an agent on folder skills imports no annex module."""
+    write_skill(tmp_path / 'skills', 'deploy', 'Run the deploy.', description='Deploy the service.')
+    program = (
+        'import sys\n'
+        'from pydantic_ai import Agent\n'
+        'from pydantic_ai.models.test import TestModel\n'
+        'from skillshelf import Skills\n'
+        f'agent = Agent(TestModel(), capabilities=[Skills(directories=[{str(tmp_path / "skills")!r}])])\n'
+        'agent.run_sync("deploy it")\n'
+        'print(sorted(m for m in sys.modules if m.split(".")[1:2] in (["sandbox"], ["registry"], ["authoring"])))\n'
+    )
+    done = subprocess.run([sys.executable, '-c', program], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == '[]', done.stderr
 
 
 def test_a_cycle_has_no_floors() -> None:
@@ -86,3 +135,22 @@ def _default(option: Field[Any]) -> object:
     if option.default_factory is not MISSING:
         return option.default_factory()
     return option.default
+
+
+@pytest.mark.parametrize(
+    ('old', 'name', 'new'),
+    [
+        ('skillshelf.workspace', 'SandboxWorkspace', 'skillshelf.sandbox'),
+        ('skillshelf.workspace', 'ScriptLimits', 'skillshelf.scripts'),
+        ('skillshelf.cli', 'main', 'skillshelf.authoring.cli'),
+        ('skillshelf.lint', 'lint_folder', 'skillshelf.authoring.lint'),
+        ('skillshelf.needs', 'scan_skill', 'skillshelf.authoring.needs'),
+    ],
+)
+def test_a_moved_module_still_imports_with_a_warning_naming_the_new_one(old: str, name: str, new: str) -> None:
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=f'import {name} from {new}'):
+        value = getattr(module, name)
+    assert value is getattr(importlib.import_module(new), name)
+    with pytest.raises(AttributeError, match='no attribute'):
+        module.nothing_of_that_name  # noqa: B018

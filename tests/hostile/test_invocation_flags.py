@@ -20,7 +20,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ToolCallPart
 
 from skillshelf import Skill, Skills, SkillWarning
-from skillshelf.lint import lint_folder
+from skillshelf.authoring.lint import lint_folder
 from skillshelf.markdown.flags import read_flag
 
 from reliability.ledger import case

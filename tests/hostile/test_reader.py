@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from skillshelf import LibraryOptions, Skill, SkillFormatError, SkillLibrary, SkillWarning
-from skillshelf.lint import Finding, lint_folder
+from skillshelf.authoring.lint import Finding, lint_folder
 from skillshelf.markdown import guarded_yaml
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES
 from skillshelf.sources.directory import Discovery, discover

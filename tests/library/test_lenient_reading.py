@@ -30,10 +30,10 @@ from skillshelf import (
     Skills,
     SkillWarning,
 )
+from skillshelf.authoring.cli.app import app
+from skillshelf.authoring.lint import lint_folder
 from skillshelf.capability.arguments import substitute_arguments
 from skillshelf.capability.invocation import parse_invocation
-from skillshelf.cli.app import app
-from skillshelf.lint import lint_folder
 from skillshelf.markdown.schema import split_tool_patterns
 
 from scripted_model import Script, call, tool_returns

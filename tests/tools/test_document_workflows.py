@@ -45,7 +45,7 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, NameObject, NumberObject, TextStringObject
 
 from skillshelf import Skills, SkillSandbox, SkillWarning
-from skillshelf.workspace import SandboxWorkspace
+from skillshelf.sandbox import SandboxWorkspace
 
 from sandbox_support import BWRAP_PROBLEM
 from scripted_model import Script, call, tool_returns

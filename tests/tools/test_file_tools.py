@@ -18,7 +18,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace
 
 from skillshelf import Skills, SkillSandbox
-from skillshelf.workspace import SandboxWorkspace
+from skillshelf.sandbox import SandboxWorkspace
 
 from reliability.ledger import case
 from scripted_model import Script, call, tool_returns

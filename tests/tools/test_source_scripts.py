@@ -1,5 +1,5 @@
 """A skill that is not a folder on this machine runs its scripts like a folder skill: a registry's (SQLite here,
-PostgreSQL in `tests/library/test_registry_postgres.py`), a zipped package's and a git repository's. Each is an
+PostgreSQL in `tests/registry/test_registry_postgres.py`), a zipped package's and a git repository's. Each is an
 Anthropic-shaped skill with binary files (fonts, a PNG, a zip archive, one font over the 256 KiB read limit); a real
 agent run loads it and runs its script in skillshelf's bubblewrap sandbox, and the script reports every file's size
 and SHA-256 as the fixture wrote them: byte for byte, nothing dropped or cut."""
@@ -17,8 +17,8 @@ import pytest
 from pydantic_ai import Agent
 
 from skillshelf import GitSource, PackageSource, Skills, SkillSandbox
+from skillshelf.registry.skill_registry import SkillRegistry
 from skillshelf.sources.base import SkillSource
-from skillshelf.sources.registry import SkillRegistry
 
 from binary_skills import BINARY, CANVAS, canvas_files, canvas_markdown, expected_report, write_canvas
 from sandbox_support import needs_bwrap

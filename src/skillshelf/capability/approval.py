@@ -35,8 +35,8 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 
 from ..errors import ResourceError, ScriptError
 from ..library import SkillLibrary
+from ..scripts.script import find_script, kind_from_shebang
 from ..skill import Skill
-from ..workspace.scripts import find_script, kind_from_shebang
 from .file_tools import COMMAND_TOOL_NAME
 from .operations import Operation, Tag
 from .script_tool import SCRIPT_TOOL_NAME

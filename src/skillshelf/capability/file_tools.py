@@ -20,11 +20,11 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLimitError, WorkspaceTimeoutError
 
 from .._text import shown
-from ..workspace.errors import WorkspaceFullError
-from ..workspace.limits import ScriptLimits
-from ..workspace.materialise import SKILLS_FOLDER
+from ..scripts.errors import WorkspaceFullError
+from ..scripts.limits import ScriptLimits
+from ..scripts.materialise import SKILLS_FOLDER
 from .operations import Operation, meta_tool_tag
-from .workspace_errors import stopped_at_time_limit, workspace_problem
+from .workspace_errors import contained, stopped_at_time_limit, workspace_problem
 
 __all__ = ('COMMAND_TOOL_NAME', 'FILE_TOOL_NAMES', 'build_file_toolset')
 
@@ -160,8 +160,7 @@ def build_file_toolset(capability_id: str, limits: ScriptLimits) -> FunctionTool
         try:
             done = await ctx.workspace.run(command, shell=True, timeout=limits.timeout)
         except WorkspaceTimeoutError:
-            ref = ctx.workspace.ref
-            return f'The command was stopped after {limits.timeout:g} s: {stopped_at_time_limit(ref and ref.provider)}.'
+            return f'The command was stopped after {limits.timeout:g} s: {stopped_at_time_limit(contained(ctx.workspace))}.'
         except WorkspaceOutputLimitError:
             return 'The command was stopped: it wrote more output than the workspace takes.'
         except WorkspaceFullError as error:

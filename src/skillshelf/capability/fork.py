@@ -26,8 +26,8 @@ from pydantic_ai.models import Model, infer_model
 
 from .._text import one_line, shown
 from ..errors import SkillFormatError, SkillWarning
+from ..scripts.materialise import Copied
 from ..skill import Skill
-from ..workspace.materialise import Copied
 from .durable import in_durable_unit
 from .fork_tools import ForkGuard, ForkHost, fork_toolsets
 from .meta_tools import forks, read_instructions, unreadable_message

@@ -22,8 +22,8 @@ from .._text import one_line, shown, without_paths
 from ..content.base import decode_text
 from ..errors import ResourceError, SkillFormatError
 from ..library import SkillLibrary
+from ..scripts.materialise import Copied
 from ..skill import Skill
-from ..workspace.materialise import Copied
 from .arguments import substitute_arguments
 from .history import state_change
 from .operations import Operation, meta_tool_tag

@@ -23,17 +23,17 @@ from .._text import shown
 from ..content import safe_relative_path
 from ..errors import ResourceError, ScriptError, SkillError
 from ..library import SkillLibrary
-from ..needs.names import distribution_of
+from ..scripts.distributions import distribution_of
+from ..scripts.errors import WorkspaceFullError
+from ..scripts.limits import ScriptLimits
+from ..scripts.materialise import copy_skill
+from ..scripts.python import missing_module_warning, python_for
+from ..scripts.script import Script, ScriptResult, find_script, missing_module, script_command
 from ..skill import Skill
-from ..workspace.errors import WorkspaceFullError
-from ..workspace.limits import ScriptLimits
-from ..workspace.materialise import copy_skill
-from ..workspace.scripts import Script, ScriptResult, find_script, missing_module, script_command
 from .meta_tools import unknown_skill_message
 from .operations import Operation, meta_tool_tag
-from .script_python import missing_module_warning, python_for
 from .telemetry import record_script_result
-from .workspace_errors import stopped_at_time_limit, workspace_problem
+from .workspace_errors import contained, stopped_at_time_limit, workspace_problem
 
 __all__ = ('MAX_ARGUMENTS', 'SCRIPT_TOOL_NAME', 'ScriptOptions', 'build_script_toolset', 'report', 'run_script')
 
@@ -167,7 +167,7 @@ async def run_script(
     record_script_result(result)
     if (module := missing_module(result.stderr)) is not None:
         warnings.warn(missing_module_warning(skill.name, found.path, module, workspace, python), stacklevel=2)
-    return report(found.path, result, limits, module, workspace.ref.provider if workspace.ref else None)
+    return report(found.path, result, limits, module, contained(workspace))
 
 
 def report(
@@ -175,11 +175,12 @@ def report(
     result: ScriptResult,
     limits: ScriptLimits,
     missing: str | None = None,
-    provider: str | None = None,
+    kills_every_process: bool = False,
 ) -> str:
-    """The model's account of one run in a workspace of `provider` (what a time limit kills depends on it)."""
+    """The model's account of one run, in a workspace that kills every process a command started at its time limit
+    or not (see `workspace_errors.contained`)."""
     if result.timed_out:
-        lines = [f'{script} was stopped after {limits.timeout:g} s: {stopped_at_time_limit(provider)}.']
+        lines = [f'{script} was stopped after {limits.timeout:g} s: {stopped_at_time_limit(kills_every_process)}.']
     elif result.stopped == 'output':
         lines = [f'{script} was stopped: it wrote more output than the workspace takes.']
     elif result.stopped == 'disk':

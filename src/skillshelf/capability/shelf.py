@@ -21,8 +21,8 @@ from pydantic_ai.workspaces import Workspace, WorkspaceError
 from ..errors import SkillWarning
 from ..library import SkillLibrary
 from ..library.collection import check_tool_names
+from ..scripts.materialise import Copied, copy_skill
 from ..skill import Skill
-from ..workspace.materialise import Copied, copy_skill
 from .catalog import CatalogEntry, text_fields
 from .file_tools import FILE_TOOL_NAMES, build_file_toolset
 from .fork import fork_reply

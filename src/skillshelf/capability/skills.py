@@ -12,7 +12,7 @@ import copy
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import ValidationError
 from pydantic_ai import ModelRetry, RunContext
@@ -25,15 +25,14 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..library import LibraryOptions, SkillLibrary
+from ..library.source_spec import SourceSpec
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.lexical import DEFAULT_THRESHOLD
 from ..ranking.ranker import RankerFactory, SearchMode
 from ..ranking.semantic import Encoder
+from ..scripts.limits import ScriptLimits
 from ..skill import Skill
 from ..sources.base import SkillSource
-from ..sources.spec import SourceSpec
-from ..workspace.limits import ScriptLimits
-from ..workspace.sandbox import PROVIDER, SkillSandbox
 from .approval import ask_before_command, ask_before_script, preapproved
 from .catalog import DEFAULT_CATALOG_BUDGET, DEFAULT_CATALOG_ENTRY
 from .dispatch import execute
@@ -46,6 +45,9 @@ from .refusals import describe_problems, forgive, invalid_arguments_message, san
 from .request_notes import explained_refusals, revised_request
 from .shelf import RESERVED_TOOL_NAMES, Shelf
 from .state import LoadState
+
+if TYPE_CHECKING:
+    from ..sandbox import SkillSandbox
 
 __all__ = ('DEFAULT_ID', 'RESERVED_TOOL_NAMES', 'SkillCommand', 'Skills', 'loaded_skills')
 
@@ -175,6 +177,8 @@ class Skills(AbstractCapability[AgentDepsT]):
         """
         if not self._shelf.options.scripts.workspace or supplies_workspace(agent, besides=self):
             return self
+        from ..sandbox import SkillSandbox  # the sandbox annex, only for an agent that has no other workspace
+
         bound = copy.copy(self)
         bound._sandbox = SkillSandbox(limits=self._shelf.options.scripts.script_limits)
         return bound
@@ -182,9 +186,7 @@ class Skills(AbstractCapability[AgentDepsT]):
     def get_workspace(self, ctx: RunContext[AgentDepsT], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
         """skillshelf's sandbox, for a new conversation or one whose history names it (see `for_agent`); `None` leaves
         the choice to the agent's other capabilities."""
-        if self._sandbox is None or (ref is not None and ref.provider != PROVIDER):
-            return None
-        return self._sandbox.get_workspace(ctx, ref=ref)
+        return None if self._sandbox is None else self._sandbox.get_workspace(ctx, ref=ref)
 
     def get_instructions(self) -> str:
         """The catalog: identical on every request, so it never breaks a prompt cache."""

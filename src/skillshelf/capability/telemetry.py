@@ -16,7 +16,7 @@ from opentelemetry.trace import NoOpTracer, Span, get_current_span
 from opentelemetry.util.types import AttributeValue
 from pydantic_ai import RunContext
 
-from ..workspace.scripts import ScriptResult
+from ..scripts.script import ScriptResult
 from .meta_tools import SkillMatch
 from .operations import Operation
 from .reminders import Reminder

@@ -1,24 +1,6 @@
-"""The `skillshelf` command line; its packages come with the `cli` extra: `pip install "skillshelf[cli]"`."""
+"""Moved: the command line is `skillshelf.authoring.cli`; importing from here still works for this release, with a
+`DeprecationWarning`."""
 
-from __future__ import annotations
+from .._moved import forward
 
-import sys
-
-__all__ = ('main',)
-
-MISSING_EXTRA = (
-    'The skillshelf command line needs packages that are not installed ({missing}).\n'
-    'Install them with:  pip install "skillshelf[cli]"\n'
-)
-
-
-def main() -> None:
-    """Run the command line (the `skillshelf` console script and `python -m skillshelf`)."""
-    try:
-        from .app import app
-    except ImportError as error:
-        if (error.name or '').split('.')[0] not in {'typer', 'rich', 'click'}:
-            raise
-        sys.stderr.write(MISSING_EXTRA.format(missing=error.name))
-        raise SystemExit(1) from None
-    app(prog_name='skillshelf')
+__getattr__ = forward('skillshelf.cli', 'skillshelf.authoring.cli')

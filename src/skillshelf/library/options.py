@@ -10,9 +10,9 @@ from typing import Any, cast
 
 from ..errors import SkillError
 from ..sources.base import SkillSource
-from ..sources.spec import SourceSpec, resolve_sources
 from .locations import directory_sources
 from .name_filter import NameFilter, name_patterns
+from .source_spec import SourceSpec, resolve_sources
 
 __all__ = ('LibraryOptions',)
 

@@ -1,32 +1,6 @@
-"""What a skill's scripts need from the environment, and whether an environment has it.
+"""Moved: the needs checker of `skillshelf check` is `skillshelf.authoring.needs` (the authoring annex); importing from here still works for this release, with a
+`DeprecationWarning`."""
 
-`scan_skill` reads a skill's files (nothing is run): its `compatibility` field, its scripts' `#!` lines, the imports
-and started programs of its Python scripts (with `ast`), the commands of its shell scripts (with `shlex`), PEP 723
-headers and `requirements.txt`. `check_needs` asks an interpreter which modules and packages it has, and looks the
-programs up as `SkillSandbox` (or, with `local`, a `LocalWorkspace`) would find them. `skillshelf check` shows both.
-"""
+from .._moved import forward
 
-from __future__ import annotations
-
-from .check import Environment, Facts, InterpreterError, SkillCheck, check_needs
-from .model import Checked, Need, NeedKind, SkillNeeds, Status
-from .names import DISTRIBUTIONS, distribution_of, install_hint
-from .scan import scan_content, scan_skill
-
-__all__ = (
-    'DISTRIBUTIONS',
-    'Checked',
-    'Environment',
-    'Facts',
-    'InterpreterError',
-    'Need',
-    'NeedKind',
-    'SkillCheck',
-    'SkillNeeds',
-    'Status',
-    'check_needs',
-    'distribution_of',
-    'install_hint',
-    'scan_content',
-    'scan_skill',
-)
+__getattr__ = forward('skillshelf.needs', 'skillshelf.authoring.needs')

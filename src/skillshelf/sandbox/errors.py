@@ -1,0 +1,43 @@
+"""What goes wrong in skillshelf's sandboxed workspace, said twice: `str(error)` for the developer (it may name host
+paths), `for_model` for the model (it never does, and tells it what to do next).
+
+All are pydantic-ai `WorkspaceError`s, so code written for any workspace handles them, and `SkillError`s. The
+capability reads `for_model`, and `developer_must_act` (then it warns the developer too), without importing them;
+`WorkspaceFullError` is the core's (`skillshelf.scripts.errors`), raised here when a command fills a folder.
+"""
+
+from __future__ import annotations
+
+from pydantic_ai.workspaces import WorkspaceError, WorkspaceUnavailableError
+
+from ..errors import SkillError
+from ..scripts.errors import WorkspaceFullError
+
+__all__ = ('ForeignWorkspaceError', 'SandboxBrokenError', 'WorkspaceFullError')
+
+
+class ForeignWorkspaceError(WorkspaceUnavailableError, SkillError):
+    """A ref names a sandbox workspace that is not this conversation's: another conversation's, or one made without a
+    conversation (which opens only when the application passes it to a run itself). Raised when the run selects its
+    workspace, before anything runs, so no run answers with another conversation's ref."""
+
+    developer_must_act = True
+    """The fix is the developer's: the capability warns them, with this error's message."""
+    for_model = (
+        "this conversation's workspace is not available to it, so no file can be read or written and nothing can run "
+        'there. Do not retry: tell the user that the workspace could not be opened.'
+    )
+    """What the model is told, if a tool meets this error."""
+
+
+class SandboxBrokenError(WorkspaceError, SkillError):
+    """The sandbox cannot start a process on this host any more: bubblewrap was removed or cannot run (the message
+    says which program and why)."""
+
+    developer_must_act = True
+    """The fix is the developer's: the capability warns them, with this error's message."""
+    for_model = (
+        'the sandbox that runs commands cannot start on this machine right now, so no file can be read or written '
+        'and nothing can run in the workspace. Do not retry: tell the user that the sandbox is not working.'
+    )
+    """What the model is told."""

@@ -1,0 +1,205 @@
+"""The sandbox's runner tells the truth and survives what scripts leave behind: skillshelf's bubblewrap sandbox
+(`SkillSandbox`) with real `bwrap` and real agent runs.
+
+- Cleaning up: a workspace of 200,000 files is deleted without holding up the event loop; a folder tree 1,500 deep
+  that a script leaves is listed, removed and deleted without a crash and without leaking the folder.
+- Honesty: the time limit holds a child that started a session of its own (`setsid`), and the model is told every
+  process was killed only where that is true (not under pydantic-ai's `LocalWorkspace`); `bwrap` removed after the
+  sandbox started gives the model a clear message and the developer a warning, not an exception ending the run; a
+  Python named through a symlinked folder or a path with `..` runs scripts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
+from pydantic_ai.workspaces import Workspace, WorkspaceRef
+
+from skillshelf import ScriptLimits, Skills, SkillSandbox, SkillWarning
+from skillshelf.sandbox.sandbox import SandboxWorkspace
+
+from reliability.ledger import case
+from sandbox_support import needs_bwrap, processes_of
+from scripted_model import Script, call, tool_returns
+from skill_files import write_skill
+
+pytestmark = needs_bwrap
+
+AREA = 'Runs'
+FILES = 200_000
+DEPTH = 1_500
+DEEP = f"""import os
+os.mkdir('deep')
+os.chdir('deep')
+for _ in range({DEPTH}):
+    os.mkdir('level-of-the-tree')  # 1,500 of these make a path of 27,000 characters, past PATH_MAX
+    os.chdir('level-of-the-tree')
+with open('bottom.txt', 'w') as file:
+    file.write('at the bottom')
+print('made', {DEPTH}, 'levels')
+"""
+DETACH = """import subprocess, sys, time
+subprocess.Popen(['sh', '-c', 'sleep 4; echo escaped > escaped.txt'], start_new_session=True)
+print('detached a child', flush=True)
+time.sleep(3600)
+"""
+HELLO = 'import sys\nprint("hello from", sys.version_info[0])\n'
+SCRIPTS = {'deep.py': DEEP, 'detach.py': DETACH, 'hello.py': HELLO}
+
+
+def library(root: Path) -> Path:
+    files = {f'scripts/{name}': text for name, text in SCRIPTS.items()}
+    return write_skill(root / 'lib', 'tool-kit', 'Run the scripts.', description='Scripts.', files=files).parent
+
+
+def run(capabilities: list[AbstractCapability[Any]], *steps: list[Any]) -> Any:
+    model = Script([[call('load_skill', name='tool-kit')], *steps])
+    return Agent(model.model(), capabilities=capabilities).run_sync('go')
+
+
+def script(name: str) -> list[Any]:
+    return [call('run_skill_script', name='tool-kit', script=f'scripts/{name}', args=[])]
+
+
+async def test_deleting_a_workspace_of_200k_files_does_not_hold_up_the_event_loop(tmp_path: Path) -> None:
+    sandbox = SkillSandbox(tmp_path / 'ws')
+    backend = SandboxWorkspace(sandbox, conversation='big')
+    await backend.write_bytes('/workspace/first.txt', b'one')
+    assert backend.ref is not None
+    folder = sandbox.folder(backend.ref)
+    assert folder is not None
+    for index in range(FILES):  # what a script extracting a big archive leaves
+        shelf = folder / f'part-{index // 5000}'
+        if index % 5000 == 0:
+            shelf.mkdir()
+        os.close(os.open(shelf / f'f{index}', os.O_CREAT | os.O_WRONLY, 0o600))
+    gaps: list[float] = []
+
+    async def ticker() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    ticking = asyncio.ensure_future(ticker())
+    started = time.monotonic()
+    assert await sandbox.delete(backend.ref)
+    took = time.monotonic() - started
+    ticking.cancel()
+    assert not folder.exists()
+    assert [entry.name for entry in (tmp_path / 'ws').iterdir() if not entry.name.startswith('.')] == []
+    assert max(gaps) < 0.5, f'the loop was held up {max(gaps):.2f} s'
+    case(
+        AREA,
+        f'a workspace of {FILES:,} files is deleted while the agent serves other runs',
+        f'deleted in {took:.1f} s in a worker thread; the event loop was held up {max(gaps) * 1000:.0f} ms at most',
+    )
+
+
+def test_a_tree_1500_folders_deep_left_by_a_script_is_listed_removed_and_deleted(tmp_path: Path) -> None:
+    sandbox = SkillSandbox(tmp_path / 'ws')
+    skills = Skills(library(tmp_path), scripts=True, file_tools=True)
+    result = run(
+        [sandbox, skills],
+        script('deep.py'),
+        [call('list_files', path='deep')],
+        script('hello.py'),
+    )
+    [made, measured] = tool_returns(result.all_messages(), 'run_skill_script')
+    [listed] = tool_returns(result.all_messages(), 'list_files')
+    assert made == f'scripts/deep.py exited with code 0.\nOutput:\nmade {DEPTH} levels'
+    assert 'more folders not looked into' in listed or listed.endswith('holds no files.'), listed
+    assert measured.startswith('scripts/hello.py exited with code 0.'), measured  # measuring the tree did not fail
+    ref: WorkspaceRef = result.response.workspace_ref
+    folder = sandbox.folder(ref)
+    assert folder is not None
+
+    async def remove_then_delete() -> bool:
+        workspace = Workspace(SandboxWorkspace(sandbox, ref))
+        await workspace.remove('deep')
+        gone = not await workspace.exists('deep')
+        subprocess.run([sys.executable, '-c', DEEP], cwd=folder, check=True, capture_output=True)  # leave it again
+        return gone and await sandbox.delete(ref)
+
+    assert asyncio.run(remove_then_delete())
+    assert not folder.exists()
+    assert [entry.name for entry in (tmp_path / 'ws').iterdir() if not entry.name.startswith('.')] == []
+    case(
+        AREA,
+        f'a skill script leaves a folder tree {DEPTH} deep (a path past PATH_MAX)',
+        f'listed ({listed.splitlines()[-1]}), measured, removed through the workspace, and the workspace deleted '
+        'whole; nothing left on the host',
+    )
+
+
+def test_the_time_limit_holds_a_child_in_its_own_session_and_says_so_truly(tmp_path: Path) -> None:
+    limits = ScriptLimits(timeout=2)
+    sandbox = SkillSandbox(tmp_path / 'ws', limits=limits)
+    skills = Skills(library(tmp_path), scripts=True, script_limits=limits)
+    result = run([sandbox, skills], script('detach.py'))
+    [reply] = tool_returns(result.all_messages(), 'run_skill_script')
+    assert reply.startswith(
+        'scripts/detach.py was stopped after 2 s: it reached the time limit, and every process it started was killed'
+    ), reply
+    folder = sandbox.folder(result.response.workspace_ref)
+    assert folder is not None
+    uid = folder.stat().st_uid
+    if os.geteuid() == 0:  # the workspace's own user: nothing of it runs on the host any more
+        assert processes_of(uid) == []
+    else:
+        time.sleep(5)  # the child would have written by now
+    assert not (folder / 'escaped.txt').exists()
+    case(AREA, 'a skill script starts a child in a session of its own (setsid), then runs past its time limit', reply)
+
+
+def test_a_local_workspace_is_not_said_to_have_killed_every_process(tmp_path: Path) -> None:
+    (tmp_path / 'work').mkdir()
+    skills = Skills(library(tmp_path), scripts=True, script_limits=ScriptLimits(timeout=2))
+    result = run([LocalWorkspace(tmp_path / 'work'), skills], script('detach.py'))
+    [reply] = tool_returns(result.all_messages(), 'run_skill_script')
+    subprocess.run(['pkill', '-f', 'sleep 4; echo escaped'], check=False)  # the child the workspace left running
+    assert 'every process it started was killed' not in reply
+    assert 'may still be running' in reply, reply
+    case(AREA, "a script's setsid child under pydantic-ai's LocalWorkspace, past the time limit", reply)
+
+
+def test_bubblewrap_removed_after_start_up_is_a_message_and_a_warning_not_a_crash(tmp_path: Path) -> None:
+    bwrap = shutil.which('bwrap')
+    assert bwrap is not None
+    copy = tmp_path / 'bin' / 'bwrap'
+    copy.parent.mkdir()
+    shutil.copy2(bwrap, copy)
+    sandbox = SkillSandbox(tmp_path / 'ws', bwrap=str(copy))
+    skills = Skills(library(tmp_path), scripts=True)
+    copy.unlink()  # the package was removed while the agent runs
+    with pytest.warns(SkillWarning, match='bubblewrap .* is gone'):
+        result = run([sandbox, skills], script('hello.py'))
+    [reply] = tool_returns(result.all_messages(), 'run_skill_script')
+    assert 'the sandbox that runs commands cannot start on this machine' in reply, reply
+    assert str(tmp_path) not in reply
+    case(AREA, 'bubblewrap is removed after the sandbox started', reply)
+
+
+@pytest.mark.parametrize('form', ['symlinked folder', 'path with ..'])
+def test_a_python_named_through_a_symlink_or_dotdot_runs_scripts(tmp_path: Path, form: str) -> None:
+    environment = Path(sys.prefix)
+    link = tmp_path / 'link-to-env'
+    link.symlink_to(environment, target_is_directory=True)
+    python = f'{link}/bin/python' if form == 'symlinked folder' else f'{environment}/bin/../bin/python'
+    sandbox = SkillSandbox(tmp_path / 'ws', python=python)
+    result = run([sandbox, Skills(library(tmp_path), scripts=True)], script('hello.py'))
+    [reply] = tool_returns(result.all_messages(), 'run_skill_script')
+    assert reply == f'scripts/hello.py exited with code 0.\nOutput:\nhello from {sys.version_info[0]}', reply
+    case(AREA, f"the sandbox's python named through a {form}", reply)
