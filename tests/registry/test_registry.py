@@ -276,6 +276,25 @@ def test_hostile_rows_are_skipped_or_refused(tmp_path: Path, url: str) -> None:
     assert 'late-good' in worker.library.skills
 
 
+@pytest.mark.parametrize(('depth', 'kind'), [(100_000, 'list'), (100_000, 'object'), (40, 'object')])
+def test_a_row_whose_metadata_is_nested_too_deep_is_skipped_and_the_rest_load(
+    tmp_path: Path, url: str, depth: int, kind: str
+) -> None:
+    registry = SkillRegistry(url)
+    registry.publish_markdown(skill_md('good'))
+    inner = '[' * depth + ']' * depth if kind == 'list' else '{"a":' * depth + '1' + '}' * depth
+    insert_rows(registry, [{'name': 'deep', 'meta': '{"x": ' + inner + '}', 'text': skill_md('deep')}])
+    with pytest.warns(SkillWarning) as warned:
+        worker = Skills[None](sources=[SkillRegistry(url)])  # a new worker starts, whatever the rows hold
+    [problem] = [str(warning.message) for warning in warned]
+    assert 'deep: its metadata is nested more than 32 levels deep' in problem
+    assert list(worker.library.skills) == ['good']
+    [loaded] = run(worker, [call('load_skill', name='good')])
+    assert str(loaded).startswith("Loaded skill 'good'.")
+    if depth == 100_000:
+        case('Skill files', f'a registry row whose metadata is a JSON {kind} nested {depth:,} deep', problem)
+
+
 def test_an_unreachable_registry_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SkillError, match=r'the skill registry .* cannot be used'):
         SkillRegistry(f'sqlite:///{tmp_path / "missing-dir" / "x.db"}')
