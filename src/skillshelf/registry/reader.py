@@ -196,12 +196,13 @@ class CatalogReader:
                 metadata = _TOO_DEEP
             if not isinstance(metadata, dict):
                 raise SkillFormatError(origin, 'its metadata is not a JSON object')
-            if metadata is _TOO_DEEP or _deeper_than(metadata, MAX_YAML_DEPTH):
+            fields = cast('dict[str, Any]', metadata)
+            if fields is _TOO_DEEP or _deeper_than(fields, MAX_YAML_DEPTH):
                 raise SkillFormatError(
                     origin, f'its metadata is nested more than {MAX_YAML_DEPTH} levels deep, as no SKILL.md may be'
                 )
             content = RegistryContent(self, name, int(row[1]), origin, bool(row[4]))
-            return Skill.from_content(name, description, content, metadata=metadata)  # pyright: ignore[reportUnknownArgumentType]
+            return Skill.from_content(name, description, content, metadata=fields)
         except SkillFormatError as error:
             return skipped(origin, error.problem)
         except (ValueError, TypeError) as error:
