@@ -15,7 +15,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from pydantic_ai import BinaryContent, RunContext
+from pydantic_ai import RunContext
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLimitError, WorkspaceTimeoutError
 
@@ -23,6 +23,7 @@ from .._text import shown
 from ..scripts.errors import WorkspaceFullError
 from ..scripts.limits import ScriptLimits
 from ..scripts.materialise import SKILLS_FOLDER
+from .file_pages import MAX_READ_LINES, read_page
 from .operations import Operation, meta_tool_tag
 from .workspace_errors import contained, stopped_at_time_limit, workspace_problem
 
@@ -30,24 +31,10 @@ __all__ = ('COMMAND_TOOL_NAME', 'FILE_TOOL_NAMES', 'build_file_toolset')
 
 COMMAND_TOOL_NAME = 'run_command'
 FILE_TOOL_NAMES = ('read_file', 'write_file', 'edit_file', 'list_files', COMMAND_TOOL_NAME)
-MAX_READ_LINES = 2000
-"""Lines `read_file` returns at most per call (ask again with `offset` for more)."""
-MAX_READ_BYTES = 8 << 20
-"""A file larger than this is not read whole (text is paged by lines, within this)."""
-MAX_MEDIA_BYTES = 5 << 20
-"""An image or PDF larger than this is described, not shown."""
 MAX_LISTED = 500
 """Entries `list_files` returns at most."""
 MAX_FOLDERS_LISTED = 200
 """Folders `list_files` looks into at most (a script may leave a tree thousands of folders deep)."""
-_MEDIA = {
-    '.png': 'image/png',
-    '.jpg': 'image/jpeg',
-    '.jpeg': 'image/jpeg',
-    '.gif': 'image/gif',
-    '.webp': 'image/webp',
-    '.pdf': 'application/pdf',
-}
 
 
 _FULL = 'Nothing more can run or be written there until files are removed: tell the user.'
@@ -64,7 +51,8 @@ def build_file_toolset(capability_id: str, limits: ScriptLimits) -> FunctionTool
 
     @toolset.tool(metadata=tag)
     async def read_file(ctx: RunContext[Any], path: str, offset: int = 0, limit: int = MAX_READ_LINES) -> Any:
-        """Read a file of the workspace: text by lines (numbered from 1), an image or PDF as itself.
+        """Read a file of the workspace: text by lines (numbered from 1), an image or PDF as itself (told by its
+        content, not its name).
 
         Args:
             path: The file, relative to the working directory (a skill's files are under `.skillshelf/skills/`).
@@ -73,22 +61,9 @@ def build_file_toolset(capability_id: str, limits: ScriptLimits) -> FunctionTool
         """
         try:
             target = await _inside(ctx.workspace, path)
-            data = await ctx.workspace.read_bytes(target)
+            return await read_page(ctx.workspace, target, shown(path), offset, limit)
         except (_Refused, OSError, ValueError, WorkspaceError) as error:
             return f'Cannot read {shown(path)}: {_reason(error)}.'
-        media = _MEDIA.get(posixpath.splitext(target)[1].lower())
-        if media is not None:
-            if len(data) > MAX_MEDIA_BYTES:
-                return f'{shown(path)} is {len(data):,} bytes, over the {MAX_MEDIA_BYTES:,} bytes shown at once.'
-            return [f'{shown(path)} ({len(data):,} bytes):', BinaryContent(data, media_type=media)]
-        if b'\x00' in data[:8192]:
-            return f'{shown(path)} is a binary file ({len(data):,} bytes); it cannot be shown as text.'
-        lines = data[:MAX_READ_BYTES].decode('utf-8', 'replace').splitlines()
-        start, count = max(0, offset), max(1, min(limit, MAX_READ_LINES))
-        shown_lines = [f'{number + 1:>6}\t{line}' for number, line in enumerate(lines[start : start + count], start)]
-        rest = len(lines) - start - len(shown_lines)
-        more = f'\n[{rest:,} more lines: read again with offset={start + len(shown_lines)}]' if rest > 0 else ''
-        return '\n'.join(shown_lines) + more if shown_lines else f'{shown(path)} has no line {start + 1}.'
 
     @toolset.tool(metadata=tag)
     async def write_file(ctx: RunContext[Any], path: str, content: str) -> str:
