@@ -29,6 +29,7 @@ __all__ = (
     'YAMLRefusedError',
     'compose',
     'load',
+    'nested_deeper_than',
     'yaml_problem',
 )
 
@@ -244,3 +245,19 @@ def _add(frames: list[list[int]], nodes: int, size: int) -> None:
             f'aliases expand the text to more than {MAX_YAML_EXPANDED_BYTES:,} bytes (a YAML bomb?); '
             'write the values out'
         )
+
+
+def nested_deeper_than(value: object, limit: int) -> bool:
+    """Whether `value` (decoded JSON or YAML: dicts, lists, scalars) nests more than `limit` levels deep, walked with a
+    stack of its own, so any depth is safe; for values that did not come through this parser (a registry's rows)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return True
+            children = (
+                cast('dict[object, object]', item).values() if isinstance(item, dict) else cast('list[object]', item)
+            )
+            stack.extend((child, depth + 1) for child in children)
+    return False

@@ -25,7 +25,7 @@ from ..content import safe_relative_path
 from ..content.base import MAX_LISTED_RESOURCES, too_large
 from ..errors import ResourceError, SkillFormatError
 from ..markdown.frontmatter import read_markdown
-from ..markdown.guarded_yaml import MAX_YAML_DEPTH
+from ..markdown.guarded_yaml import MAX_YAML_DEPTH, nested_deeper_than
 from ..skill import Skill
 from ..sources.base import SkippedSkill, SourceSkills, skipped
 from .pins import RegistryPins
@@ -190,43 +190,24 @@ class CatalogReader:
             description, meta = text(row[2], what='description'), text(row[3], what='metadata')
             try:
                 metadata: object = json.loads(meta)
+                too_deep = nested_deeper_than(metadata, MAX_YAML_DEPTH)
             except ValueError:
                 raise SkillFormatError(origin, 'its metadata is not valid JSON') from None
-            except RecursionError:  # nested past what the decoder recurses into; the rest of the row is never read
-                metadata = _TOO_DEEP
-            if not isinstance(metadata, dict):
-                raise SkillFormatError(origin, 'its metadata is not a JSON object')
-            fields = cast('dict[str, Any]', metadata)
-            if fields is _TOO_DEEP or _deeper_than(fields, MAX_YAML_DEPTH):
+            except RecursionError:  # nested past what the decoder itself recurses into
+                metadata, too_deep = None, True
+            if too_deep:
                 raise SkillFormatError(
                     origin, f'its metadata is nested more than {MAX_YAML_DEPTH} levels deep, as no SKILL.md may be'
                 )
+            if not isinstance(metadata, dict):
+                raise SkillFormatError(origin, 'its metadata is not a JSON object')
+            fields = cast('dict[str, Any]', metadata)
             content = RegistryContent(self, name, int(row[1]), origin, bool(row[4]))
             return Skill.from_content(name, description, content, metadata=fields)
         except SkillFormatError as error:
             return skipped(origin, error.problem)
         except (ValueError, TypeError) as error:
             return skipped(origin, str(error))
-
-
-_TOO_DEEP: dict[str, object] = {}
-"""Stands for metadata too deep to decode."""
-
-
-def _deeper_than(value: object, limit: int) -> bool:
-    """Whether JSON `value` nests lists and objects more than `limit` levels deep (walked with a stack of its own, so
-    any depth is safe)."""
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth >= limit:
-                return True
-            children = (
-                cast('dict[str, object]', item).values() if isinstance(item, dict) else cast('list[object]', item)
-            )
-            stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 class Unreachable(SkillFormatError, ResourceError):
