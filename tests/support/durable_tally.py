@@ -129,7 +129,12 @@ def log_launches(work: Path) -> None:
         at = scripts[-1]
         following = argv[at + 1] if at + 1 < len(argv) else ''
         operation = argv[at - 1] if at > 0 else ''
-        line = f'{operation} {argv[at]}' if operation in ('write', 'read', 'stat', 'exists') else f'run {following}'
+        if operation in ('write', 'read', 'stat', 'exists'):
+            line = f'{operation} {argv[at]}'
+        elif os.path.basename(operation).startswith('python'):
+            line = f'run {following}'
+        else:  # the path as an argument of another program (the check of the skill's copy): not a run
+            line = f'other {argv[at]}'
         with log.open('a') as file:
             file.write(f'{os.getpid()} {line}\n')
 

@@ -16,6 +16,7 @@ import posixpath
 from typing import Any
 
 from pydantic_ai import RunContext
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLimitError, WorkspaceTimeoutError
 
@@ -171,7 +172,22 @@ async def _inside(workspace: Workspace, path: str, *, writing: bool = False) -> 
         raise _Refused('it is outside the workspace')
     if writing and (real + '/').startswith(posixpath.join(real_root, SKILLS_FOLDER) + '/'):
         raise _Refused("it is a skill's own file; copy it to the working directory and change the copy")
+    if writing and await _other_names(workspace, target):
+        raise _Refused(
+            "the file has other names (hard links), so writing it could change another file, such as a skill's own "
+            'copy; write a new file instead'
+        )
     return target
+
+
+async def _other_names(workspace: Workspace, path: str) -> bool:
+    """Whether the file at `path` has more than one name (a hard link a script planted), as far as the workspace can
+    tell: one that runs no commands cannot, and its writes are not checked."""
+    try:
+        done = await workspace.run(['/bin/sh', '-c', 'test -f "$1" && stat -c %h "$1"', 'sh', path], timeout=10)
+    except (WorkspaceError, UserError, OSError):
+        return False
+    return done.exit_code == 0 and done.stdout.strip().isdigit() and int(done.stdout) > 1
 
 
 async def _walk(workspace: Workspace, root: str) -> tuple[list[str], int]:

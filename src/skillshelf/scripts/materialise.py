@@ -1,9 +1,12 @@
 """A skill's files in a workspace: copied, through the workspace's own file protocol (so a remote sandbox works too),
 to a stable path the skill's instructions, its scripts and the agent's other tools can all use.
 
-The copy is `<working directory>/.skillshelf/skills/<name>/`. A manifest of content hashes beside the files makes a
-second load of an unchanged skill cheap: only the files whose bytes changed since are written again, and files the
-skill no longer has are removed.
+The copy is `<working directory>/.skillshelf/skills/<name>/`. Every time it is used (a load, a script run) it is
+checked against the skill's own bytes, not against anything kept in the workspace, which any script there could
+rewrite: one command in the workspace hashes the copy's files; a file whose bytes differ, that is a link, or that
+has other hard links (a script may have planted one to write through later) is replaced, and anything the skill does
+not hold is removed. So an unchanged copy costs one command, and a tampered one is put right before it runs. A
+workspace that cannot run commands gets every file written again.
 """
 
 from __future__ import annotations
@@ -11,13 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import posixpath
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.workspaces import Workspace
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.workspaces import Workspace, WorkspaceError
 
 from ..content.base import MAX_FILE_BYTES
 from ..errors import ResourceError
@@ -29,7 +31,16 @@ SKILLS_FOLDER = '.skillshelf/skills'
 """Where skills' files are copied, relative to the workspace's working directory."""
 MAX_COPIED_FILE_BYTES = MAX_FILE_BYTES
 """A skill file larger than this (64 MiB) is not copied into the workspace (and the load says so)."""
-_MANIFEST = '.skillshelf-manifest.json'
+_CHECK_COPY = (
+    'cd "$1" 2>/dev/null || exit 0; shift; '
+    'for f; do if [ -f "$f" ] && [ ! -L "$f" ]; then '
+    'printf "%s %s\\n" "$(stat -c %h "$f")" "$(sha256sum < "$f" | cut -c1-64)"; else echo "- -"; fi; done; '
+    'find . ! -type d -print0'
+)
+"""For each of the skill's paths (`$2...`): its link count and hash, or `- -`; then every entry of the copy that is
+not a folder, NUL-separated. Paths are arguments, never shell text."""
+_CHECK_SECONDS = 60.0
+"""How long the check may take (a copy a script filled with thousands of files); past it, every file is written."""
 
 
 @dataclass(frozen=True)
@@ -50,27 +61,51 @@ async def skill_folder(workspace: Workspace, name: str) -> str:
 
 
 async def copy_skill(workspace: Workspace, skill: Skill[Any]) -> Copied:
-    """Copy `skill`'s files into `workspace` (see the module docstring); unchanged files are not written again.
+    """Copy `skill`'s files into `workspace`, or put its copy right (see the module docstring).
 
     Raises:
         WorkspaceError: the workspace refused a write (its own errors pass through).
     """
     folder = await skill_folder(workspace, skill.name)
     files, left_out = await asyncio.to_thread(_read_files, skill)
-    manifest_path = posixpath.join(folder, _MANIFEST)
-    before = await _manifest(workspace, manifest_path)
-    after = {path: hashlib.sha256(data).hexdigest() for path, data in files.items()}
-    written = 0
-    for path, data in files.items():
-        if before.get(path) != after[path]:
-            await workspace.write_bytes(posixpath.join(folder, path), data)
-            written += 1
-    for path in sorted(before.keys() - after.keys()):
-        with contextlib.suppress(FileNotFoundError):
+    expected = {path: hashlib.sha256(data).hexdigest() for path, data in files.items()}
+    found = await _copy_as_found(workspace, folder, list(expected))
+    hashes, entries = found or ({}, set[str]())
+    extra = sorted(entries - expected.keys())
+    for path in extra:  # first: a planted link to a folder must not take the skill's files
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             await workspace.remove(posixpath.join(folder, path))
-    if written or before.keys() != after.keys() or not before:
-        await workspace.write_bytes(manifest_path, json.dumps(after, sort_keys=True).encode())
-    return Copied(folder, written, tuple(left_out))
+    stale = [
+        path
+        for path in files
+        if hashes.get(path) != expected[path] or any(path.startswith(f'{gone}/') for gone in extra)
+    ]
+    for path in stale:
+        target = posixpath.join(folder, path)
+        if found is None or path in entries:  # a link, or a file with other names: never written through
+            with contextlib.suppress(FileNotFoundError):
+                await workspace.remove(target)
+        await workspace.write_bytes(target, files[path])
+    return Copied(folder, len(stale), tuple(left_out))
+
+
+async def _copy_as_found(workspace: Workspace, folder: str, paths: list[str]) -> tuple[dict[str, str], set[str]] | None:
+    """The copy in `folder` as it is: the hash of each of `paths` that is a regular file with one name, and every
+    entry there is (relative paths); `None` when the workspace cannot tell (it runs no commands, or the check
+    failed), so everything is written again."""
+    try:
+        done = await workspace.run(
+            ['/bin/sh', '-c', _CHECK_COPY, 'sh', folder, *(f'./{path}' for path in paths)], timeout=_CHECK_SECONDS
+        )
+    except (WorkspaceError, UserError, OSError):
+        return None
+    lines = done.stdout.split('\n', len(paths))
+    if done.exit_code != 0 or len(lines) < len(paths):
+        return None
+    hashes = {path: line.split(' ')[1] for path, line in zip(paths, lines, strict=False) if line.startswith('1 ')}
+    listing = lines[len(paths)] if len(lines) > len(paths) else ''
+    entries = {entry.removeprefix('./') for entry in listing.split('\0') if entry}
+    return hashes, entries
 
 
 def _read_files(skill: Skill[Any]) -> tuple[dict[str, bytes], list[str]]:
@@ -83,13 +118,3 @@ def _read_files(skill: Skill[Any]) -> tuple[dict[str, bytes], list[str]]:
         except ResourceError as error:
             left_out.append(f'{path} ({error})')
     return files, left_out
-
-
-async def _manifest(workspace: Workspace, path: str) -> Mapping[str, str]:
-    try:
-        loaded: object = json.loads(await workspace.read_bytes(path))
-    except (FileNotFoundError, NotADirectoryError, ValueError):
-        return {}
-    if not isinstance(loaded, dict):
-        return {}
-    return {str(key): str(value) for key, value in loaded.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
