@@ -1,4 +1,5 @@
-"""Files: opening untrusted ones (the one rule `SKILL.md` and resource reads share), and writing cache files.
+"""Files: opening untrusted ones (the one rule `SKILL.md` and resource reads share), and where and how cache files
+are written.
 
 A skill's files are read beneath a [`HeldFolder`][skillshelf.files.HeldFolder]: the folder as it was when it
 was accepted. Each read opens the folder again, checks that it is still the same directory, and then opens
@@ -37,6 +38,8 @@ WALKS_BENEATH = (
 (Windows) the whole path is resolved and checked, then opened: a swap between the two is not caught there."""
 MAX_SYMLINK_HOPS = 40
 """Symlinks followed in one read before it is refused as a loop (Linux's own limit)."""
+_OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
+"""Values of `$SKILLSHELF_CACHE_DIR` that turn caching off."""
 
 
 class NotRegularFileError(OSError):
@@ -323,3 +326,13 @@ def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     except OSError:
         if temporary is not None:
             Path(temporary).unlink(missing_ok=True)
+
+
+def cache_directory() -> Path | None:
+    """Where skillshelf keeps its caches (search indexes, embeddings, git checkouts): `$SKILLSHELF_CACHE_DIR`, else
+    `$XDG_CACHE_HOME/skillshelf`, else `~/.cache/skillshelf`; `None` when caching is turned off."""
+    configured = os.environ.get('SKILLSHELF_CACHE_DIR')
+    if configured is not None:
+        return None if configured.strip().lower() in _OFF else Path(configured).expanduser()
+    base = os.environ.get('XDG_CACHE_HOME') or str(Path.home() / '.cache')
+    return Path(base) / 'skillshelf'
