@@ -37,7 +37,7 @@ from ..markdown.lenient import first_line, repair_frontmatter
 from ..markdown.schema import MAX_DESCRIPTION_LENGTH, unencodable_problem
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
-from .directory import Discovery, Fingerprint
+from .directory import Fingerprint, path_key
 
 __all__ = (
     'COMMAND_SUFFIX',
@@ -78,15 +78,14 @@ class CommandDirectorySource:
         """The directory's commands (see `discover_commands`), with the listing it began from as their version."""
         if self.optional and not os.path.lexists(self.path):
             return SourceSkills(version=self.version())
-        found = discover_commands(self.path, allow_hard_links=self.allow_hard_links)
-        return SourceSkills(found.skills, found.skipped, found.fingerprint, found.deviations)
+        return discover_commands(self.path, allow_hard_links=self.allow_hard_links)
 
 
-def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Discovery:
+def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> SourceSkills:
     """Read the command files in `directory` (see the module's docstring), in sorted order: every `*.md` file is a
     skill or is reported in `skipped` with the reason; hidden entries and other files are left alone. Sub-folders
     that are symlinks are not followed (reported), and no read leaves the directory."""
-    found = Discovery(fingerprint=commands_fingerprint(directory))  # looked at before anything is read
+    found = SourceSkills(version=commands_fingerprint(directory))  # looked at before anything is read
     try:
         held = hold_folder(os.path.abspath(directory), allow_hard_links=allow_hard_links)
     except OSError:
@@ -110,12 +109,12 @@ def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Dis
 
 def commands_fingerprint(directory: Path) -> Fingerprint:
     """A cheap signature of a commands directory: one `stat` per folder and per command file (see
-    `discovery.fingerprint`)."""
+    `directory.fingerprint`)."""
     root = os.path.abspath(directory)
-    parts: list[object] = [(root, _stat_key(root))]
+    parts: list[object] = [(root, path_key(root))]
     if os.path.isdir(root):
         files, _ = _walk(root)
-        parts.extend((os.path.join(*names), _stat_key(os.path.join(root, *names))) for names in files)
+        parts.extend((os.path.join(*names), path_key(os.path.join(root, *names))) for names in files)
     return tuple(parts)
 
 
@@ -236,11 +235,3 @@ def _load(path: str, head: str, notes: list[str]) -> Any:
         raise SkillFormatError(path, f'the frontmatter is not valid YAML ({problem})') from None
     except Exception as error:  # untrusted YAML: bad dates, huge integers and the like
         raise SkillFormatError(path, f'the frontmatter has a value YAML cannot convert ({error}); quote it') from None
-
-
-def _stat_key(path: str) -> tuple[int, int, int] | None:
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (info.st_mtime_ns, info.st_size, info.st_ino)

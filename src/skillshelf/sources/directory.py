@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..content.folder import hold_skill_folder
 from ..errors import ResourceError, SkillError, SkillFormatError, SkillWarning
@@ -20,26 +20,11 @@ from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .declared_tools import add_declared_tools, untrusted_note
 
-__all__ = ('DirectorySource', 'Discovery', 'Fingerprint', 'discover', 'fingerprint', 'where_skills_are')
+__all__ = ('DirectorySource', 'Fingerprint', 'discover', 'fingerprint', 'path_key', 'where_skills_are')
 
 
 Fingerprint = tuple[object, ...]
 """A signature of what discovery reads from library directories; see `fingerprint`."""
-
-
-@dataclass
-class Discovery:
-    """What one library directory holds."""
-
-    skills: list[Skill[Any]] = field(default_factory=list[Skill[Any]])
-    """Valid skills, ordered by folder name."""
-    skipped: list[SkippedSkill] = field(default_factory=list[SkippedSkill])
-    """Every entry that is not a skill, with the reason (except the documents `discover` ignores)."""
-    deviations: list[FormatDeviation] = field(default_factory=list[FormatDeviation])
-    """How the skills' `SKILL.md` files break the format in ways Claude Code or Codex tolerate (they loaded)."""
-    fingerprint: Fingerprint = ()
-    """`fingerprint([directory])` as it was when the directory was read: each file was looked at before it was read."""
-
 
 SKILL_LIKE_FILES = frozenset({'.md', '.markdown', '.skill', '.zip'})
 """Suffixes of the files that look like a skill left out of its folder (a lone `pdf-forms.md`) or still packed
@@ -87,18 +72,18 @@ class DirectorySource:
             return SourceSkills(version=self.version())
         # A usual location is the tools' own folder: an empty one is normal, and Codex keeps its system skills in
         # `~/.codex/skills/.system`, which is no advice to give.
-        found = discover(
+        return discover(
             self.path, allow_hard_links=self.allow_hard_links, trusted=self.trusted, report_empty=not self.optional
         )
-        return SourceSkills(found.skills, found.skipped, found.fingerprint, found.deviations)
 
 
 def discover(
     directory: Path, *, allow_hard_links: bool = False, trusted: bool = False, report_empty: bool = True
-) -> Discovery:
+) -> SourceSkills:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
 
-    Entries are visited in sorted order, so that every process sees the same library. Every entry is a skill
+    Entries are visited in sorted order, so that every process sees the same library, and the read's `version` is
+    the directory's `fingerprint` as it was before any file was read. Every entry is a skill
     or is reported in `skipped` with the reason, and a broken one never hides the others: a folder without a
     `SKILL.md` or one that cannot be read, a `SKILL.md` that breaks the format, a dangling symlink or a symlink
     loop, a FIFO or device, and a file that looks like a skill outside its folder (`*.md`, `*.skill`, `*.zip`).
@@ -121,7 +106,7 @@ def discover(
     directory, a declared tool that cannot be imported skips its skill.
     """
     listing = _Listing.of(directory)
-    found = Discovery(fingerprint=listing.fingerprint())
+    found = SourceSkills(version=listing.fingerprint())
     if listing.info is None or not stat.S_ISDIR(listing.info.st_mode):
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
@@ -225,6 +210,12 @@ def fingerprint(directories: Sequence[Path]) -> Fingerprint:
     return tuple(part for directory in directories for part in _Listing.of(directory).fingerprint())
 
 
+def path_key(path: str | Path) -> tuple[int, int, int] | None:
+    """What a fingerprint keeps of the file or folder at `path` (its mtime, size and inode), `None` if nothing is
+    there: a commands directory's fingerprint is made of these too (see `commands_fingerprint`)."""
+    return _stat_key(_stat(path))
+
+
 @dataclass
 class _Listing:
     """One look at a library directory before any file is read: the `stat`s that `fingerprint` compares."""
@@ -268,7 +259,7 @@ class _Listing:
         return tuple(parts)
 
 
-def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_links: bool, trusted: bool) -> None:
+def _read_skill(found: SourceSkills, folder: str, *, is_entry: bool, allow_hard_links: bool, trusted: bool) -> None:
     """Accept `folder` (an entry of the library, or the library itself) and read its `SKILL.md` beneath it."""
     try:
         held = hold_skill_folder(folder, check_containment=is_entry, allow_hard_links=allow_hard_links)
