@@ -58,6 +58,28 @@ class HardLinkedFileError(OSError):
     """A regular file with more than one hard link: its other names may lie anywhere, so its content may be a
     file from outside the folder."""
 
+    remedy = 'allow them with the `allow_hard_links` option'
+    """What the host can do about it, for the messages that refuse such a file (see `ReadPolicy`)."""
+
+
+@dataclass(frozen=True)
+class ReadPolicy:
+    """How the files beneath an accepted folder may be read: decided once, from the library's options, and kept by
+    every folder accepted under it (`HeldFolder.policy`) for every later read."""
+
+    allow_hard_links: bool = False
+    """Serve files that have other hard links (refused by default: their other names may lie outside the folder)."""
+
+    def serves(self, info: os.stat_result) -> bool:
+        """Whether the regular file whose `stat` is `info` may be read."""
+        return self.allow_hard_links or info.st_nlink <= 1
+
+
+DEFAULT_READ_POLICY = ReadPolicy()
+"""Files with other hard links are refused."""
+_ANY_FILE = ReadPolicy(allow_hard_links=True)
+"""The policy of `open_regular_file`, which opens a file by its path, beneath no folder."""
+
 
 def open_regular_file(target: str | Path) -> tuple[int, int]:
     """Open `target` read-only, without blocking and without following a symlink at its last component.
@@ -70,7 +92,7 @@ def open_regular_file(target: str | Path) -> tuple[int, int]:
         OSError: `target` cannot be opened (missing, a symlink, unreadable, ...).
     """
     descriptor = os.open(target, os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW)
-    return _checked_file(descriptor, allow_hard_links=True)
+    return _checked_file(descriptor, _ANY_FILE)
 
 
 @dataclass(frozen=True)
@@ -84,9 +106,8 @@ class HeldFolder:
     """`st_dev` of the directory."""
     inode: int
     """`st_ino` of the directory."""
-    allow_hard_links: bool = False
-    """Serve files beneath it that have other hard links (refused by default: their other names may lie outside the
-    folder). Decided once, when the folder is accepted, for every later read."""
+    policy: ReadPolicy = DEFAULT_READ_POLICY
+    """How the files beneath it may be read, decided once, when the folder is accepted, for every later read."""
 
     def open(self) -> int:
         """Open the folder (the caller closes the descriptor), checking it is still the accepted directory.
@@ -133,11 +154,14 @@ class HeldFolder:
 
 
 def hold_folder(
-    path: str | os.PathLike[str], *, within: str | os.PathLike[str] | None = None, allow_hard_links: bool = False
+    path: str | os.PathLike[str],
+    *,
+    within: str | os.PathLike[str] | None = None,
+    policy: ReadPolicy = DEFAULT_READ_POLICY,
 ) -> HeldFolder:
     """Accept the directory at `path`; a symlink there is followed, and with `within` it must lead strictly
-    beneath that directory. A real directory is accepted with one `lstat`. `allow_hard_links` is the read policy of
-    the files beneath it (see `HeldFolder.allow_hard_links`).
+    beneath that directory. A real directory is accepted with one `lstat`. `policy` says how the files beneath it
+    may be read.
 
     Raises:
         OutsideFolderError: `path` is a symlink that leads outside `within` (or to `within` itself).
@@ -152,7 +176,7 @@ def hold_folder(
             _check_link_within(path, info, os.fspath(within))
     if not stat.S_ISDIR(info.st_mode):
         raise NotADirectoryError(errno.ENOTDIR, 'not a directory')
-    return HeldFolder(path, info.st_dev, info.st_ino, allow_hard_links)
+    return HeldFolder(path, info.st_dev, info.st_ino, policy)
 
 
 def _check_link_within(path: str, info: os.stat_result, within: str) -> None:
@@ -248,7 +272,7 @@ def _walk(folder: HeldFolder, root: int, parts: list[str]) -> tuple[int, int]:
                 pending.extend(part for part in reversed(target.split('/')) if part not in ('', '.'))
                 continue
             if final:
-                return _checked_file(descriptor, folder.allow_hard_links)
+                return _checked_file(descriptor, folder.policy)
             opened.append(descriptor)
         raise NotRegularFileError(errno.EISDIR, 'the path names a directory')
     finally:
@@ -296,16 +320,16 @@ def _open_by_path(folder: HeldFolder, parts: Sequence[str]) -> tuple[int, int]:
     if not target.is_relative_to(root):
         raise OutsideFolderError(errno.EXDEV, 'a symlink leads outside the folder')
     descriptor = os.open(target, os.O_RDONLY | _O_NONBLOCK)
-    return _checked_file(descriptor, folder.allow_hard_links)
+    return _checked_file(descriptor, folder.policy)
 
 
-def _checked_file(descriptor: int, allow_hard_links: bool) -> tuple[int, int]:
+def _checked_file(descriptor: int, policy: ReadPolicy) -> tuple[int, int]:
     """The open `descriptor` and its size if it is a regular file; else it is closed and the reason raised."""
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFileError(errno.EINVAL, 'not a regular file')
-        if info.st_nlink > 1 and not allow_hard_links:
+        if not policy.serves(info):
             raise HardLinkedFileError(errno.EPERM, f'the file has {info.st_nlink} hard links')
     except BaseException:
         os.close(descriptor)

@@ -21,11 +21,13 @@ import yaml
 from ..content import TextContent
 from ..errors import SkillFormatError
 from ..files import (
+    DEFAULT_READ_POLICY,
     FolderChangedError,
     HardLinkedFileError,
     HeldFolder,
     NotRegularFileError,
     OutsideFolderError,
+    ReadPolicy,
     hold_folder,
     read_beneath,
 )
@@ -64,8 +66,8 @@ class CommandDirectorySource:
 
     path: Path
     """The directory, absolute."""
-    allow_hard_links: bool = False
-    """The read policy of the directory: serve command files with other hard links."""
+    policy: ReadPolicy = DEFAULT_READ_POLICY
+    """How the directory's command files may be read."""
     optional: bool = False
     """A usual location (`.claude/commands`): while it does not exist it holds nothing and nothing is reported."""
     reports_version: ClassVar[bool] = True
@@ -78,16 +80,16 @@ class CommandDirectorySource:
         """The directory's commands (see `discover_commands`), with the listing it began from as their version."""
         if self.optional and not os.path.lexists(self.path):
             return SourceSkills(version=self.version())
-        return discover_commands(self.path, allow_hard_links=self.allow_hard_links)
+        return discover_commands(self.path, policy=self.policy)
 
 
-def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> SourceSkills:
+def discover_commands(directory: Path, *, policy: ReadPolicy = DEFAULT_READ_POLICY) -> SourceSkills:
     """Read the command files in `directory` (see the module's docstring), in sorted order: every `*.md` file is a
     skill or is reported in `skipped` with the reason; hidden entries and other files are left alone. Sub-folders
     that are symlinks are not followed (reported), and no read leaves the directory."""
     found = SourceSkills(version=commands_fingerprint(directory))  # looked at before anything is read
     try:
-        held = hold_folder(os.path.abspath(directory), allow_hard_links=allow_hard_links)
+        held = hold_folder(os.path.abspath(directory), policy=policy)
     except OSError:
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
@@ -179,7 +181,7 @@ def _read(held: HeldFolder, parts: tuple[str, ...]) -> bytes:
         raise SkillFormatError(
             path,
             'the file has other hard links, so its content may come from outside the commands directory '
-            '(allow them with the `allow_hard_links` option)',
+            f'({HardLinkedFileError.remedy})',
         ) from None
     except NotRegularFileError:
         raise SkillFormatError(path, 'it is not a regular file') from None

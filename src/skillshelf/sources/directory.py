@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from ..content.folder import hold_skill_folder
 from ..errors import ResourceError, SkillError, SkillFormatError, SkillWarning
+from ..files import DEFAULT_READ_POLICY, ReadPolicy
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation, SkillFile, read_frontmatter
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
@@ -56,8 +57,8 @@ class DirectorySource:
     """The directory, absolute."""
     trusted: bool = False
     """Import the Python tools its skills declare (`python-tools:`); importing runs code from the folder."""
-    allow_hard_links: bool = False
-    """The read policy of its skill folders: serve files with other hard links."""
+    policy: ReadPolicy = DEFAULT_READ_POLICY
+    """How the files of its skill folders may be read."""
     optional: bool = False
     """A usual location (`.claude/skills`, ...): while it does not exist it holds nothing and nothing is reported."""
     reports_version: ClassVar[bool] = True
@@ -72,13 +73,11 @@ class DirectorySource:
             return SourceSkills(version=self.version())
         # A usual location is the tools' own folder: an empty one is normal, and Codex keeps its system skills in
         # `~/.codex/skills/.system`, which is no advice to give.
-        return discover(
-            self.path, allow_hard_links=self.allow_hard_links, trusted=self.trusted, report_empty=not self.optional
-        )
+        return discover(self.path, policy=self.policy, trusted=self.trusted, report_empty=not self.optional)
 
 
 def discover(
-    directory: Path, *, allow_hard_links: bool = False, trusted: bool = False, report_empty: bool = True
+    directory: Path, *, policy: ReadPolicy = DEFAULT_READ_POLICY, trusted: bool = False, report_empty: bool = True
 ) -> SourceSkills:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
 
@@ -99,7 +98,7 @@ def discover(
     A skill folder that is a symlink must lead inside the library directory: one that points elsewhere (`/`,
     `/etc`, another library) is skipped (list its target's parent as a library directory instead). Each skill
     keeps the folder as it was accepted here, and its files are only ever read beneath it (see `SkillFile`);
-    a `SKILL.md` with other hard links is skipped unless `allow_hard_links`.
+    a `SKILL.md` with other hard links is skipped unless `policy` allows them.
 
     The tools a `SKILL.md` declares (`tools:`) are imported only when the directory is `trusted`: importing runs
     code. Elsewhere such a skill is kept for its instructions alone, with a `SkillWarning`; in a trusted
@@ -111,7 +110,7 @@ def discover(
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
     elif listing.is_skill_folder:
-        _read_skill(found, str(directory), is_entry=False, allow_hard_links=allow_hard_links, trusted=trusted)
+        _read_skill(found, str(directory), is_entry=False, policy=policy, trusted=trusted)
     elif listing.error is not None:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
     else:
@@ -122,7 +121,7 @@ def discover(
             if (problem := _entry_problem(entry, skill_file, directory)) is not None:
                 found.skipped.append(SkippedSkill(Path(entry.path), problem))
             else:
-                _read_skill(found, entry.path, is_entry=True, allow_hard_links=allow_hard_links, trusted=trusted)
+                _read_skill(found, entry.path, is_entry=True, policy=policy, trusted=trusted)
         if report_empty and not found.skills:
             # A folder of skill folders is reported as an entry already; hidden folders are not, and without any
             # skip nothing at all would say why the directory holds no skill.
@@ -259,10 +258,10 @@ class _Listing:
         return tuple(parts)
 
 
-def _read_skill(found: SourceSkills, folder: str, *, is_entry: bool, allow_hard_links: bool, trusted: bool) -> None:
+def _read_skill(found: SourceSkills, folder: str, *, is_entry: bool, policy: ReadPolicy, trusted: bool) -> None:
     """Accept `folder` (an entry of the library, or the library itself) and read its `SKILL.md` beneath it."""
     try:
-        held = hold_skill_folder(folder, check_containment=is_entry, allow_hard_links=allow_hard_links)
+        held = hold_skill_folder(folder, check_containment=is_entry, policy=policy)
     except ResourceError as error:
         found.skipped.append(SkippedSkill(Path(folder), str(error)))
         return
