@@ -8,7 +8,7 @@ import os
 import re
 import stat
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -21,7 +21,15 @@ from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .declared_tools import add_declared_tools, untrusted_note
 
-__all__ = ('DirectorySource', 'Fingerprint', 'discover', 'fingerprint', 'path_key', 'where_skills_are')
+__all__ = (
+    'DirectorySource',
+    'Fingerprint',
+    'discover',
+    'fingerprint',
+    'path_key',
+    'skill_folders',
+    'where_skills_are',
+)
 
 
 Fingerprint = tuple[object, ...]
@@ -114,11 +122,8 @@ def discover(
     elif listing.error is not None:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
     else:
-        folders = {entry.name for entry, _ in listing.entries if _is_folder(entry)}
-        for entry, skill_file in listing.entries:
-            if _ignored(entry, folders):
-                continue
-            if (problem := _entry_problem(entry, skill_file, directory)) is not None:
+        for entry, problem in _candidates(listing, directory):
+            if problem is not None:
                 found.skipped.append(SkippedSkill(Path(entry.path), problem))
             else:
                 _read_skill(found, entry.path, is_entry=True, policy=policy, trusted=trusted)
@@ -129,6 +134,27 @@ def discover(
             if advice or not found.skipped:
                 found.skipped.append(SkippedSkill(directory, _no_skill(advice)))
     return found
+
+
+def skill_folders(directory: Path) -> list[Path]:
+    """The folders `discover` reads as skills in `directory`, in its order, without reading them: the directory itself
+    if it holds a `SKILL.md`, else each entry that passes the checks made before its `SKILL.md` is read (`discover`
+    reports the others, with why). The linter checks these, so that it and the library agree on what is a skill."""
+    listing = _Listing.of(directory)
+    if listing.info is None or not stat.S_ISDIR(listing.info.st_mode):
+        return []
+    if listing.is_skill_folder:
+        return [directory]
+    return [Path(entry.path) for entry, problem in _candidates(listing, directory) if problem is None]
+
+
+def _candidates(listing: _Listing, directory: Path) -> Iterator[tuple[os.DirEntry[str], str | None]]:
+    """Each entry of `directory`'s `listing` that is an attempt at a skill, with why it cannot be one (`None`: it may
+    be, once its `SKILL.md` is read); the others are left alone (see `_ignored`)."""
+    folders = {entry.name for entry, _ in listing.entries if _is_folder(entry)}
+    for entry, skill_file in listing.entries:
+        if not _ignored(entry, folders):
+            yield entry, _entry_problem(entry, skill_file, directory)
 
 
 def where_skills_are(directory: Path, *, nested: bool = True) -> str:
