@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import itertools
 import os
 import re
 import stat
@@ -20,6 +19,7 @@ from ..markdown.frontmatter import SKILL_FILE, FormatDeviation, SkillFile, read_
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .declared_tools import add_declared_tools, untrusted_note
+from .misplaced import holds_skills, is_folder, where_skills_are
 
 __all__ = (
     'DirectorySource',
@@ -28,7 +28,6 @@ __all__ = (
     'fingerprint',
     'path_key',
     'skill_folders',
-    'where_skills_are',
 )
 
 
@@ -38,8 +37,6 @@ Fingerprint = tuple[object, ...]
 SKILL_LIKE_FILES = frozenset({'.md', '.markdown', '.skill', '.zip'})
 """Suffixes of the files that look like a skill left out of its folder (a lone `pdf-forms.md`) or still packed
 (`pdf-forms.skill`, `pdf-forms.zip`): such a file in a library directory is reported, not ignored."""
-HINT_SCAN_LIMIT = 1000
-"""Entries of a folder looked at to tell whether it holds skill folders, for the advice of a skip."""
 PACKED_SUFFIXES = frozenset({'.skill', '.zip'})
 """Suffixes of a packed skill: beside a folder of the same name (Vercel's `skills/react-best-practices.zip`) it is
 that skill's copy for upload, and says nothing."""
@@ -151,75 +148,20 @@ def skill_folders(directory: Path) -> list[Path]:
 def _candidates(listing: _Listing, directory: Path) -> Iterator[tuple[os.DirEntry[str], str | None]]:
     """Each entry of `directory`'s `listing` that is an attempt at a skill, with why it cannot be one (`None`: it may
     be, once its `SKILL.md` is read); the others are left alone (see `_ignored`)."""
-    folders = {entry.name for entry, _ in listing.entries if _is_folder(entry)}
+    folders = {entry.name for entry, _ in listing.entries if is_folder(entry)}
     for entry, skill_file in listing.entries:
         if not _ignored(entry, folders):
             yield entry, _entry_problem(entry, skill_file, directory)
-
-
-def where_skills_are(directory: Path, *, nested: bool = True) -> str:
-    """Where the skills are when `directory` yields none, as advice (`''` when nothing can be seen): its hidden
-    folders that hold skill folders (OpenAI's library keeps every skill in `skills/.curated`, `skills/.system`,
-    `skills/.experimental`, and hidden folders are not read), and with `nested` its folders that hold skill folders
-    (a repository root, whose skills are in `skills/`). Looks two levels down, one `stat` per entry."""
-    hidden: list[str] = []
-    parents: list[str] = []
-    try:
-        with os.scandir(directory) as scan:
-            entries = sorted((entry for entry in scan if _is_folder(entry)), key=lambda e: e.name)
-    except OSError:
-        return ''
-    for entry in entries:
-        if entry.name.startswith('.'):
-            if entry.name != '.git' and _holds_skills(entry.path):
-                hidden.append(entry.name)
-        elif nested and not os.path.lexists(os.path.join(entry.path, SKILL_FILE)) and _holds_skills(entry.path):
-            parents.append(entry.name)  # a skill folder, even a broken one, is reported as itself
-    advice: list[str] = []
-    if hidden:
-        advice.append(
-            f'its hidden folder{"s" if len(hidden) > 1 else ""} {", ".join(hidden)} hold skill folders, and hidden '
-            f'folders are not read: list {"each" if len(hidden) > 1 else "it"} as a directory (e.g. '
-            f'{str(directory / hidden[0])!r})'
-        )
-    if parents:
-        advice.append(
-            f'its folder{"s" if len(parents) > 1 else ""} {", ".join(parents)} hold skill folders: list '
-            f'{"each" if len(parents) > 1 else "it"} as a directory (e.g. {str(directory / parents[0])!r})'
-        )
-    return '; '.join(advice)
 
 
 def _no_skill(advice: str) -> str:
     return f'no skill was found in the directory; {advice}' if advice else 'no skill was found in the directory'
 
 
-def _holds_skills(folder: str) -> bool:
-    """Whether `folder` is a skill folder or holds one (a folder with a `SKILL.md`) directly, among its first
-    `HINT_SCAN_LIMIT` entries (this only makes advice, and a huge folder must not slow every read of the library)."""
-    if os.path.isfile(os.path.join(folder, SKILL_FILE)):
-        return True
-    try:
-        with os.scandir(folder) as scan:
-            return any(
-                _is_folder(entry) and os.path.isfile(os.path.join(entry.path, SKILL_FILE))
-                for entry in itertools.islice(scan, HINT_SCAN_LIMIT)
-            )
-    except OSError:
-        return False
-
-
 def _is_real_folder(entry: os.DirEntry[str]) -> bool:
     """Whether `entry` is a folder and not a symlink to one, as the listing saw it (no system call on Linux)."""
     try:
         return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
-
-
-def _is_folder(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
     except OSError:
         return False
 
@@ -331,7 +273,7 @@ def _entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, l
     try:
         os.lstat(os.path.join(entry.path, SKILL_FILE))
     except FileNotFoundError:
-        if _holds_skills(entry.path):
+        if holds_skills(entry.path):
             return (
                 f'the folder has no {SKILL_FILE}, so it is not a skill (skills in its sub-folders are not read); it '
                 f'holds skill folders: list {entry.path!r} as a directory'

@@ -14,7 +14,8 @@ from pathlib import Path
 from ...errors import SkillFormatError, SkillFormatWarning, SkillWarning
 from ...markdown.frontmatter import SKILL_FILE, read_body
 from ...skill import Skill
-from ...sources.directory import skill_folders, where_skills_are
+from ...sources.directory import skill_folders
+from ...sources.misplaced import where_skills_are
 from .body_rules import check_body
 from .frontmatter_rules import check_fields, frontmatter_fields
 from .report import CHARACTERS_PER_TOKEN, SPEC_RULES, Finding, Severity, SkillReport
