@@ -14,7 +14,8 @@ import numpy as np
 from _datasets import Doc
 
 import skillshelf.ranking.tokenize as tokenizer
-from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SkillIndex
+from skillshelf.ranking.documents import DEFAULT_THRESHOLD, SearchDocument
+from skillshelf.ranking.lexical import RankingConfig, SkillIndex
 
 
 class Searcher(Protocol):

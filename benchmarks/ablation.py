@@ -30,7 +30,8 @@ from _tables import ablation_table
 
 import skillshelf.ranking.lexical as search
 import skillshelf.ranking.tokenize as tokenizer
-from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig
+from skillshelf.ranking.documents import DEFAULT_THRESHOLD
+from skillshelf.ranking.lexical import RankingConfig
 
 
 @contextmanager

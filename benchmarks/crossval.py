@@ -46,7 +46,8 @@ from _tables import crossval_tables
 
 import skillshelf.ranking.lexical as lexical
 import skillshelf.ranking.tokenize as tokenizer
-from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, RankingConfig
+from skillshelf.ranking.documents import DEFAULT_THRESHOLD
+from skillshelf.ranking.lexical import RankingConfig
 
 
 @dataclass(frozen=True)
@@ -206,8 +207,9 @@ def hybrid_hits(datasets: list[Dataset]) -> dict[Setting, list[npt.NDArray[np.fl
     alone, through `HybridIndex`."""
     from _embedding import cached_embeddings, fixture_encoder
 
+    from skillshelf.ranking.documents import SearchDocument
     from skillshelf.ranking.hybrid import HybridIndex, dense_shares, document_text, indexed_words
-    from skillshelf.ranking.lexical import SearchDocument, SkillIndex
+    from skillshelf.ranking.lexical import SkillIndex
 
     encoder = fixture_encoder()
     settings = [(1.0, FIXED_SHARE), *itertools.product(WEIGHTS, SHORT_TEXT_WORDS), (0.0, FIXED_SHARE)]

@@ -30,7 +30,7 @@ from _evaluation import evaluate
 from _results import machine, write_json
 from _tables import offered_table, ranking_table
 
-from skillshelf.ranking.lexical import DEFAULT_THRESHOLD
+from skillshelf.ranking.documents import DEFAULT_THRESHOLD
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -48,8 +48,9 @@ from _evaluation import mean, percentile, ranking_metrics
 from _results import machine, write_json
 from _tables import models_tables
 
+from skillshelf.ranking.documents import SearchDocument
 from skillshelf.ranking.hybrid import document_text
-from skillshelf.ranking.lexical import SearchDocument, SkillIndex, top_hits
+from skillshelf.ranking.lexical import SkillIndex, top_hits
 from skillshelf.ranking.semantic import unit_rows
 
 Vectors = npt.NDArray[np.float32]

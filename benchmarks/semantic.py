@@ -32,8 +32,8 @@ from _evaluation import evaluate, mean, percentile, ranking_metrics
 from _results import machine, write_json
 from _tables import ranking_table
 
+from skillshelf.ranking.documents import DEFAULT_THRESHOLD, SearchDocument
 from skillshelf.ranking.hybrid import DEFAULT_LEXICAL_WEIGHT, SHORT_TEXT_WORDS, HybridIndex, document_text
-from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument
 
 WEIGHTS = (0.0, 0.3, 0.4, 0.5, 0.7)
 

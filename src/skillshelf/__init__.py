@@ -61,13 +61,13 @@ if TYPE_CHECKING:
     from .library import LibraryOptions as LibraryOptions
     from .library import SkillLibrary as SkillLibrary
     from .markdown.lenient import FormatDeviation as FormatDeviation
-    from .ranking.lexical import (
+    from .ranking.documents import (
         DEFAULT_THRESHOLD as DEFAULT_THRESHOLD,
     )
-    from .ranking.lexical import (
+    from .ranking.documents import (
         SearchDocument as SearchDocument,
     )
-    from .ranking.lexical import (
+    from .ranking.documents import (
         SearchHit as SearchHit,
     )
     from .ranking.ranker import Ranker as Ranker
@@ -119,7 +119,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     '.library': ('LibraryOptions', 'SkillLibrary'),
     '.markdown.lenient': ('FormatDeviation',),
-    '.ranking.lexical': ('DEFAULT_THRESHOLD', 'SearchDocument', 'SearchHit'),
+    '.ranking.documents': ('DEFAULT_THRESHOLD', 'SearchDocument', 'SearchHit'),
     '.ranking.ranker': ('Ranker', 'RankerFactory', 'SearchOptions'),
     '.ranking.semantic': ('Encoder', 'SemanticUnavailableError'),
     '.sandbox': ('ForeignWorkspaceError', 'SkillSandbox'),

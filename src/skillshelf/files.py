@@ -1,4 +1,5 @@
-"""Files: opening untrusted ones (the one rule `SKILL.md` and resource reads share), and writing cache files.
+"""Files: opening untrusted ones (the one rule `SKILL.md` and resource reads share), and where and how cache files
+are written.
 
 A skill's files are read beneath a [`HeldFolder`][skillshelf.files.HeldFolder]: the folder as it was when it
 was accepted. Each read opens the folder again, checks that it is still the same directory, and then opens
@@ -37,6 +38,8 @@ WALKS_BENEATH = (
 (Windows) the whole path is resolved and checked, then opened: a swap between the two is not caught there."""
 MAX_SYMLINK_HOPS = 40
 """Symlinks followed in one read before it is refused as a loop (Linux's own limit)."""
+_OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
+"""Values of `$SKILLSHELF_CACHE_DIR` that turn caching off."""
 
 
 class NotRegularFileError(OSError):
@@ -55,6 +58,28 @@ class HardLinkedFileError(OSError):
     """A regular file with more than one hard link: its other names may lie anywhere, so its content may be a
     file from outside the folder."""
 
+    remedy = 'allow them with the `allow_hard_links` option'
+    """What the host can do about it, for the messages that refuse such a file (see `ReadPolicy`)."""
+
+
+@dataclass(frozen=True)
+class ReadPolicy:
+    """How the files beneath an accepted folder may be read: decided once, from the library's options, and kept by
+    every folder accepted under it (`HeldFolder.policy`) for every later read."""
+
+    allow_hard_links: bool = False
+    """Serve files that have other hard links (refused by default: their other names may lie outside the folder)."""
+
+    def serves(self, info: os.stat_result) -> bool:
+        """Whether the regular file whose `stat` is `info` may be read."""
+        return self.allow_hard_links or info.st_nlink <= 1
+
+
+DEFAULT_READ_POLICY = ReadPolicy()
+"""Files with other hard links are refused."""
+_ANY_FILE = ReadPolicy(allow_hard_links=True)
+"""The policy of `open_regular_file`, which opens a file by its path, beneath no folder."""
+
 
 def open_regular_file(target: str | Path) -> tuple[int, int]:
     """Open `target` read-only, without blocking and without following a symlink at its last component.
@@ -67,7 +92,7 @@ def open_regular_file(target: str | Path) -> tuple[int, int]:
         OSError: `target` cannot be opened (missing, a symlink, unreadable, ...).
     """
     descriptor = os.open(target, os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW)
-    return _checked_file(descriptor, allow_hard_links=True)
+    return _checked_file(descriptor, _ANY_FILE)
 
 
 @dataclass(frozen=True)
@@ -81,9 +106,8 @@ class HeldFolder:
     """`st_dev` of the directory."""
     inode: int
     """`st_ino` of the directory."""
-    allow_hard_links: bool = False
-    """Serve files beneath it that have other hard links (refused by default: their other names may lie outside the
-    folder). Decided once, when the folder is accepted, for every later read."""
+    policy: ReadPolicy = DEFAULT_READ_POLICY
+    """How the files beneath it may be read, decided once, when the folder is accepted, for every later read."""
 
     def open(self) -> int:
         """Open the folder (the caller closes the descriptor), checking it is still the accepted directory.
@@ -130,11 +154,14 @@ class HeldFolder:
 
 
 def hold_folder(
-    path: str | os.PathLike[str], *, within: str | os.PathLike[str] | None = None, allow_hard_links: bool = False
+    path: str | os.PathLike[str],
+    *,
+    within: str | os.PathLike[str] | None = None,
+    policy: ReadPolicy = DEFAULT_READ_POLICY,
 ) -> HeldFolder:
     """Accept the directory at `path`; a symlink there is followed, and with `within` it must lead strictly
-    beneath that directory. A real directory is accepted with one `lstat`. `allow_hard_links` is the read policy of
-    the files beneath it (see `HeldFolder.allow_hard_links`).
+    beneath that directory. A real directory is accepted with one `lstat`. `policy` says how the files beneath it
+    may be read.
 
     Raises:
         OutsideFolderError: `path` is a symlink that leads outside `within` (or to `within` itself).
@@ -149,7 +176,7 @@ def hold_folder(
             _check_link_within(path, info, os.fspath(within))
     if not stat.S_ISDIR(info.st_mode):
         raise NotADirectoryError(errno.ENOTDIR, 'not a directory')
-    return HeldFolder(path, info.st_dev, info.st_ino, allow_hard_links)
+    return HeldFolder(path, info.st_dev, info.st_ino, policy)
 
 
 def _check_link_within(path: str, info: os.stat_result, within: str) -> None:
@@ -245,7 +272,7 @@ def _walk(folder: HeldFolder, root: int, parts: list[str]) -> tuple[int, int]:
                 pending.extend(part for part in reversed(target.split('/')) if part not in ('', '.'))
                 continue
             if final:
-                return _checked_file(descriptor, folder.allow_hard_links)
+                return _checked_file(descriptor, folder.policy)
             opened.append(descriptor)
         raise NotRegularFileError(errno.EISDIR, 'the path names a directory')
     finally:
@@ -293,16 +320,16 @@ def _open_by_path(folder: HeldFolder, parts: Sequence[str]) -> tuple[int, int]:
     if not target.is_relative_to(root):
         raise OutsideFolderError(errno.EXDEV, 'a symlink leads outside the folder')
     descriptor = os.open(target, os.O_RDONLY | _O_NONBLOCK)
-    return _checked_file(descriptor, folder.allow_hard_links)
+    return _checked_file(descriptor, folder.policy)
 
 
-def _checked_file(descriptor: int, allow_hard_links: bool) -> tuple[int, int]:
+def _checked_file(descriptor: int, policy: ReadPolicy) -> tuple[int, int]:
     """The open `descriptor` and its size if it is a regular file; else it is closed and the reason raised."""
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFileError(errno.EINVAL, 'not a regular file')
-        if info.st_nlink > 1 and not allow_hard_links:
+        if not policy.serves(info):
             raise HardLinkedFileError(errno.EPERM, f'the file has {info.st_nlink} hard links')
     except BaseException:
         os.close(descriptor)
@@ -323,3 +350,13 @@ def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     except OSError:
         if temporary is not None:
             Path(temporary).unlink(missing_ok=True)
+
+
+def cache_directory() -> Path | None:
+    """Where skillshelf keeps its caches (search indexes, embeddings, git checkouts): `$SKILLSHELF_CACHE_DIR`, else
+    `$XDG_CACHE_HOME/skillshelf`, else `~/.cache/skillshelf`; `None` when caching is turned off."""
+    configured = os.environ.get('SKILLSHELF_CACHE_DIR')
+    if configured is not None:
+        return None if configured.strip().lower() in _OFF else Path(configured).expanduser()
+    base = os.environ.get('XDG_CACHE_HOME') or str(Path.home() / '.cache')
+    return Path(base) / 'skillshelf'

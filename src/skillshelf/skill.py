@@ -16,6 +16,7 @@ from ._text import shown
 from .content import FolderContent, SkillContent, TextContent, read_text, safe_relative_path
 from .content.folder import hold_skill_folder
 from .errors import ResourceError, SkillError, SkillFormatError, SkillFormatWarning, SkillWarning
+from .files import ReadPolicy
 from .markdown.flags import invocation_flag
 from .markdown.frontmatter import FormatDeviation, SkillFile, name_problem, read_frontmatter, read_markdown
 from .markdown.schema import Frontmatter, split_tool_patterns, unencodable
@@ -118,7 +119,7 @@ class Skill(Generic[AgentDepsT]):
             SkillFormatError: the folder or its `SKILL.md` is missing, or breaks the Agent Skills format.
         """
         try:
-            held = hold_skill_folder(folder, check_containment=False, allow_hard_links=allow_hard_links)
+            held = hold_skill_folder(folder, check_containment=False, policy=ReadPolicy(allow_hard_links))
         except ResourceError as error:
             raise SkillFormatError(Path(folder), str(error)) from None
         skill_file = SkillFile(held)

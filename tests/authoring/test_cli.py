@@ -17,6 +17,7 @@ from skillshelf import Skill, Skills
 from skillshelf.authoring.cli import main
 from skillshelf.authoring.cli.app import app
 from skillshelf.ranking.cache import CACHE_MIN_SKILLS
+from skillshelf.sources.directory import discover
 
 from repo_paths import SAMPLE_SKILLS
 from skill_files import write_skill
@@ -205,6 +206,24 @@ def test_validate_points_at_a_lower_case_skill_md(tmp_path: Path) -> None:
     data = run_json('validate', tmp_path, code=1)
     assert data['problems'] == [f'{tmp_path / "demo" / "skill.md"}: skillshelf reads only SKILL.md; rename the file']
     assert [skill['name'] for skill in data['skills']] == ['good']
+
+
+def test_validate_checks_the_folders_the_library_reads(tmp_path: Path) -> None:
+    library = tmp_path / 'library'
+    write_skill(library, 'good', frontmatter=f'name: good\n{GOOD}')
+    write_skill(library, 'broken', text='no frontmatter, so the library skips it and says why\n')
+    write_skill(tmp_path, 'outside', frontmatter=f'name: outside\n{GOOD}')
+    (library / 'away').symlink_to(tmp_path / 'outside')  # outside the library: never read
+    (library / 'alias').symlink_to(library / 'good')  # the same skill under another name: not read
+    data = run_json('validate', library, code=1)
+    read = discover(library)
+    assert [skill['folder'] for skill in data['skills']] == [str(library / 'broken'), str(library / 'good')]
+    assert [skill.name for skill in read.skills] == ['good']
+    assert [str(skipped.path) for skipped in read.skipped] == [
+        str(library / 'alias'),
+        str(library / 'away'),
+        str(library / 'broken' / 'SKILL.md'),
+    ]
 
 
 def test_validate_accepts_a_skill_folder_itself() -> None:

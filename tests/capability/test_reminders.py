@@ -12,7 +12,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, TextPart, UserPromptPart
 
 from skillshelf import SkillError, Skills
-from skillshelf.ranking.lexical import SearchDocument, SearchHit
+from skillshelf.ranking.documents import SearchDocument, SearchHit
 
 from repo_paths import SAMPLE_SKILLS
 from scripted_model import Script, call

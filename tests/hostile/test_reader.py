@@ -25,7 +25,8 @@ from skillshelf import LibraryOptions, Skill, SkillFormatError, SkillLibrary, Sk
 from skillshelf.authoring.lint import Finding, lint_folder
 from skillshelf.markdown import guarded_yaml
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES
-from skillshelf.sources.directory import Discovery, discover
+from skillshelf.sources.base import SourceSkills
+from skillshelf.sources.directory import discover
 
 from hang_detector import finishes
 from reliability.ledger import case
@@ -37,7 +38,7 @@ HANG_SECONDS = 10
 """Not a speed test: every input here is read in milliseconds; a read still running after this long is stuck."""
 
 
-def quietly_discover(root: Path) -> Discovery:
+def quietly_discover(root: Path) -> SourceSkills:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', SkillWarning)
         return discover(root)
@@ -417,14 +418,14 @@ def test_long_runs_on_one_line_are_read_without_stalling(tmp_path: Path, run: st
     )
 
 
-def discover_recording_warnings(root: Path) -> tuple[Discovery, list[str]]:
+def discover_recording_warnings(root: Path) -> tuple[SourceSkills, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         found = discover(root)
     return found, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
 
 
-def _read_outcome(found: Discovery, warned: list[str], bodies: list[str]) -> str:
+def _read_outcome(found: SourceSkills, warned: list[str], bodies: list[str]) -> str:
     if found.skipped:
         return f'skipped: {found.skipped[0].problem}'
     loaded = f'loaded with a {len(bodies[0]):,}-character body'

@@ -33,7 +33,7 @@ from skillshelf.content.folder import (
     read_folder_resource,
 )
 from skillshelf.content.paths import MAX_PATH_CHARACTERS
-from skillshelf.files import FolderChangedError, HardLinkedFileError, read_beneath
+from skillshelf.files import FolderChangedError, HardLinkedFileError, ReadPolicy, read_beneath
 from skillshelf.markdown.frontmatter import SKILL_FILE
 
 from folder_swaps import delete, swap_for_another_folder, swap_for_outside_link, swap_for_relative_outside_link
@@ -678,7 +678,7 @@ def test_a_hard_link_to_an_outside_file_is_refused_unless_allowed(library: Path,
     with pytest.raises(ResourceError, match='has other hard links'):
         read_folder_resource(held, 'notes.md')  # both names of a file linked inside the folder count
     listed = list_folder_resources(held)
-    held_allowing = hold_skill_folder(demo, allow_hard_links=True)
+    held_allowing = hold_skill_folder(demo, policy=ReadPolicy(allow_hard_links=True))
     allowed = list_folder_resources(held_allowing)
 
     assert 'linked.md' not in listed

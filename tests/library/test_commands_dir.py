@@ -13,6 +13,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 
 from skillshelf import LibraryOptions, SkillLibrary, Skills, SkillWarning
+from skillshelf.files import ReadPolicy
 from skillshelf.markdown.bounded_read import MAX_SKILL_FILE_BYTES
 from skillshelf.sources.commands import MAX_COMMAND_DEPTH, discover_commands
 
@@ -171,7 +172,7 @@ def test_hard_links_are_read_when_allowed(tmp_path: Path) -> None:
     root.mkdir()
     (tmp_path / 'shared.md').write_text('Shared command.\n', encoding='utf-8')
     os.link(tmp_path / 'shared.md', root / 'shared.md')
-    found = discover_commands(root, allow_hard_links=True)
+    found = discover_commands(root, policy=ReadPolicy(allow_hard_links=True))
     assert [skill.name for skill in found.skills] == ['shared']
     assert found.skipped == []
 

@@ -32,8 +32,8 @@ from skillshelf import (
     Skills,
     SkillWarning,
 )
+from skillshelf.ranking.documents import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 from skillshelf.ranking.hybrid import SHORT_TEXT_WORDS, dense_shares, indexed_words
-from skillshelf.ranking.lexical import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 
 from scripted_model import NO_CATALOG, Script, call, tool_returns
 from skill_files import write_library

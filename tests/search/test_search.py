@@ -22,11 +22,13 @@ from hypothesis import strategies as st
 
 import skillshelf.library.index
 from skillshelf import LibraryOptions, Skill, SkillLibrary
+from skillshelf.files import cache_directory
 from skillshelf.ranking import tokenize as _tokenize
 from skillshelf.ranking.bm25 import BM25Matrix
-from skillshelf.ranking.cache import CACHE_MIN_SKILLS, cache_directory
+from skillshelf.ranking.cache import CACHE_MIN_SKILLS
+from skillshelf.ranking.documents import SearchDocument, SearchHit
 from skillshelf.ranking.hybrid import HybridIndex
-from skillshelf.ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
+from skillshelf.ranking.lexical import RankingConfig, SkillIndex
 from skillshelf.ranking.tokenize import (
     decode_piece,
     piece_bytes,

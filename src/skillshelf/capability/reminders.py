@@ -23,7 +23,8 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 from .._text import one_line
 from ..errors import SkillError
 from ..library import SkillLibrary
-from ..ranking.lexical import RankingConfig, SearchDocument, SearchHit, indexed_text
+from ..ranking.documents import SearchDocument, SearchHit
+from ..ranking.lexical import RankingConfig, indexed_text
 from ..ranking.tokenize import tokenize, word_terms
 from ..skill import Skill
 from .meta_tools import MAX_QUERY_CHARACTERS

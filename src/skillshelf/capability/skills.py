@@ -26,8 +26,8 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..library import LibraryOptions, SkillLibrary
 from ..library.source_spec import SourceSpec
+from ..ranking.documents import DEFAULT_THRESHOLD
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
-from ..ranking.lexical import DEFAULT_THRESHOLD
 from ..ranking.ranker import RankerFactory, SearchMode
 from ..ranking.semantic import Encoder
 from ..scripts.limits import ScriptLimits

@@ -21,12 +21,14 @@ from pathlib import Path
 from .._text import shown
 from ..errors import ResourceError
 from ..files import (
+    DEFAULT_READ_POLICY,
     WALKS_BENEATH,
     FolderChangedError,
     HardLinkedFileError,
     HeldFolder,
     NotRegularFileError,
     OutsideFolderError,
+    ReadPolicy,
     hold_folder,
     open_beneath,
     open_subfolder,
@@ -90,23 +92,21 @@ class FolderContent:
 
 
 def hold_skill_folder(
-    folder: str | Path, *, check_containment: bool = True, allow_hard_links: bool = False
+    folder: str | Path, *, check_containment: bool = True, policy: ReadPolicy = DEFAULT_READ_POLICY
 ) -> HeldFolder:
     """Accept `folder` as a skill folder whose files are read later (see `read_folder_resource`).
 
     With `check_containment`, a folder that is a symlink must lead inside the directory that holds it (its
     library directory): a skill folder swapped for a link to, say, `~/.ssh` is not accepted. A library
-    directory that is itself a skill folder is held without it: the user named that directory. `allow_hard_links`
-    is the read policy of its files (see `HeldFolder.allow_hard_links`).
+    directory that is itself a skill folder is held without it: the user named that directory. `policy` says how
+    its files may be read.
 
     Raises:
         ResourceError: the folder is missing, not a folder, or a symlink to outside its library directory.
     """
     path = os.path.abspath(folder)
     try:
-        return hold_folder(
-            path, within=os.path.dirname(path) if check_containment else None, allow_hard_links=allow_hard_links
-        )
+        return hold_folder(path, within=os.path.dirname(path) if check_containment else None, policy=policy)
     except OutsideFolderError:
         raise ResourceError(
             'the skill folder now points outside its library directory, so its files are not served'
@@ -222,7 +222,7 @@ class _Listing:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             return False
-        return stat.S_ISREG(info.st_mode) and (self.folder.allow_hard_links or info.st_nlink == 1)
+        return stat.S_ISREG(info.st_mode) and self.folder.policy.serves(info)
 
 
 def read_folder_resource(folder: HeldFolder | Path, requested: str) -> str:

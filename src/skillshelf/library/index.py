@@ -22,8 +22,9 @@ from .._gc import gc_paused
 from ..content import FolderContent
 from ..errors import SkillError, SkillWarning
 from ..ranking.cache import CACHE_MIN_SKILLS, LibraryCache, library_cache
+from ..ranking.documents import SearchDocument, SearchHit
 from ..ranking.embeddings import Embeddings
-from ..ranking.lexical import RankingConfig, SearchDocument, SearchHit, SkillIndex
+from ..ranking.lexical import RankingConfig, SkillIndex
 from ..ranking.ranker import (
     Ranker,
     RankerFactory,

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import SkillError, SkillFormatError, SkillFormatWarning, SkillWarning
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
-from ..ranking.lexical import DEFAULT_THRESHOLD, SearchHit
+from ..ranking.documents import DEFAULT_THRESHOLD, SearchHit
 from ..ranking.ranker import SearchMode, SearchOptions
 from ..skill import Skill
 from ..sources.base import SkippedSkill

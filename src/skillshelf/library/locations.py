@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import SkillError
+from ..files import ReadPolicy
 from ..sources.commands import CommandDirectorySource
 from ..sources.directory import DirectorySource
 
@@ -58,12 +59,12 @@ def directory_sources(
     *,
     standard: bool,
     trusted: Sequence[Path],
-    allow_hard_links: bool,
+    policy: ReadPolicy,
 ) -> list[DirectoryLike]:
     """The directories a library reads, in order: `directories`, `command_directories`, then with `standard` the usual
     locations not already listed (so running in the home directory reads `~/.claude/skills` once). Relative paths
     resolve against the working directory now. Skills found directly in a `trusted` directory get the Python tools
-    they declare; each `allow_hard_links` reads files with other hard links.
+    they declare; each reads its files by `policy`.
 
     Raises:
         SkillError: a named directory is missing or not a directory, or a trusted directory is not one of
@@ -79,14 +80,14 @@ def directory_sources(
         if (real := os.path.realpath(source.path)) not in seen:
             seen.add(real)
             named.append(source)
-    return [_with_policy(source, trusted_real, allow_hard_links) for source in named]
+    return [_with_policy(source, trusted_real, policy) for source in named]
 
 
-def _with_policy(source: DirectoryLike, trusted: frozenset[str], allow_hard_links: bool) -> DirectoryLike:
+def _with_policy(source: DirectoryLike, trusted: frozenset[str], policy: ReadPolicy) -> DirectoryLike:
     if isinstance(source, CommandDirectorySource):
-        return CommandDirectorySource(source.path, allow_hard_links, source.optional)
+        return CommandDirectorySource(source.path, policy, source.optional)
     is_trusted = not source.optional and os.path.realpath(source.path) in trusted
-    return DirectorySource(source.path, is_trusted, allow_hard_links, source.optional)
+    return DirectorySource(source.path, is_trusted, policy, source.optional)
 
 
 def _check_exists(source: DirectoryLike) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import SkillError
+from ..files import ReadPolicy
 from ..sources.base import SkillSource
 from .locations import directory_sources
 from .name_filter import NameFilter, name_patterns
@@ -84,7 +85,7 @@ class LibraryOptions:
             cast('tuple[Path, ...]', self.command_directories),
             standard=self.standard_directories,
             trusted=cast('tuple[Path, ...]', self.trusted_directories),
-            allow_hard_links=self.allow_hard_links,
+            policy=ReadPolicy(self.allow_hard_links),
         )
         return [*directories, *cast('tuple[SkillSource, ...]', self.sources)]
 

@@ -83,7 +83,7 @@ def _open_beneath(skill_file: SkillFile) -> tuple[int, int]:
     except HardLinkedFileError:
         problem = (
             'the file has other hard links, so its content may be a file from outside the skill folder '
-            '(allow them with the `allow_hard_links` option)'
+            f'({HardLinkedFileError.remedy})'
         )
     except OSError as error:
         raise _unreadable(skill_file.path, error) from error

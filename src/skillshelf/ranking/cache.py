@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import zipfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -28,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..files import write_atomically
+from ..files import cache_directory, write_atomically
 from .bm25 import BM25Matrix
 from .lexical import RankingConfig, SkillIndex
 from .semantic import Encoder
@@ -37,7 +36,6 @@ __all__ = (
     'CACHE_MIN_SKILLS',
     'LibraryCache',
     'StoredVectors',
-    'cache_directory',
     'library_cache',
     'load_index',
     'load_vectors',
@@ -51,20 +49,10 @@ _FORMAT = 7
 """Bump when the tokeniser, what is indexed or the index layout changes, so old cache files are not reused."""
 _VECTOR_FORMAT = 3
 """Bump when what is embedded for a skill (`hybrid.document_text`) or the vector file layout changes."""
-_OFF = frozenset({'', '0', 'off', 'false', 'no', 'none'})
 _UNREADABLE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile)
 """What reading a missing, truncated or foreign `.npz` file raises (a bad UTF-8 name is a `ValueError`)."""
 _MATRICES = ('whole', 'head', 'negatives')
 """The BM25 matrices of a `SkillIndex`, in order."""
-
-
-def cache_directory() -> Path | None:
-    """Where index caches are kept, or `None` when caching is turned off."""
-    configured = os.environ.get('SKILLSHELF_CACHE_DIR')
-    if configured is not None:
-        return None if configured.strip().lower() in _OFF else Path(configured).expanduser()
-    base = os.environ.get('XDG_CACHE_HOME') or str(Path.home() / '.cache')
-    return Path(base) / 'skillshelf'
 
 
 @dataclass(frozen=True)

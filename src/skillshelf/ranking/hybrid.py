@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SearchHit, SkillIndex, top_hits
+from .documents import DEFAULT_THRESHOLD, SearchDocument, SearchHit
+from .lexical import RankingConfig, SkillIndex, top_hits
 from .semantic import Encoder, shared_encoder, unit_rows
 
 __all__ = (

@@ -14,6 +14,7 @@ from typing import Literal, Protocol, cast
 from .._imports import import_object
 from ..errors import SkillError
 from .cache import LibraryCache, load_index, save_index
+from .documents import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 from .embeddings import Embeddings
 from .hybrid import (
     DEFAULT_LEXICAL_WEIGHT,
@@ -23,7 +24,7 @@ from .hybrid import (
     document_text,
     indexed_words,
 )
-from .lexical import DEFAULT_THRESHOLD, RankingConfig, SearchDocument, SearchHit, SkillIndex
+from .lexical import RankingConfig, SkillIndex
 from .semantic import Encoder, check_available, shared_encoder
 
 __all__ = (

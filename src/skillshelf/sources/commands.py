@@ -21,11 +21,13 @@ import yaml
 from ..content import TextContent
 from ..errors import SkillFormatError
 from ..files import (
+    DEFAULT_READ_POLICY,
     FolderChangedError,
     HardLinkedFileError,
     HeldFolder,
     NotRegularFileError,
     OutsideFolderError,
+    ReadPolicy,
     hold_folder,
     read_beneath,
 )
@@ -37,7 +39,7 @@ from ..markdown.lenient import first_line, repair_frontmatter
 from ..markdown.schema import MAX_DESCRIPTION_LENGTH, unencodable_problem
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
-from .directory import Discovery, Fingerprint
+from .directory import Fingerprint, path_key
 
 __all__ = (
     'COMMAND_SUFFIX',
@@ -64,8 +66,8 @@ class CommandDirectorySource:
 
     path: Path
     """The directory, absolute."""
-    allow_hard_links: bool = False
-    """The read policy of the directory: serve command files with other hard links."""
+    policy: ReadPolicy = DEFAULT_READ_POLICY
+    """How the directory's command files may be read."""
     optional: bool = False
     """A usual location (`.claude/commands`): while it does not exist it holds nothing and nothing is reported."""
     reports_version: ClassVar[bool] = True
@@ -78,17 +80,16 @@ class CommandDirectorySource:
         """The directory's commands (see `discover_commands`), with the listing it began from as their version."""
         if self.optional and not os.path.lexists(self.path):
             return SourceSkills(version=self.version())
-        found = discover_commands(self.path, allow_hard_links=self.allow_hard_links)
-        return SourceSkills(found.skills, found.skipped, found.fingerprint, found.deviations)
+        return discover_commands(self.path, policy=self.policy)
 
 
-def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Discovery:
+def discover_commands(directory: Path, *, policy: ReadPolicy = DEFAULT_READ_POLICY) -> SourceSkills:
     """Read the command files in `directory` (see the module's docstring), in sorted order: every `*.md` file is a
     skill or is reported in `skipped` with the reason; hidden entries and other files are left alone. Sub-folders
     that are symlinks are not followed (reported), and no read leaves the directory."""
-    found = Discovery(fingerprint=commands_fingerprint(directory))  # looked at before anything is read
+    found = SourceSkills(version=commands_fingerprint(directory))  # looked at before anything is read
     try:
-        held = hold_folder(os.path.abspath(directory), allow_hard_links=allow_hard_links)
+        held = hold_folder(os.path.abspath(directory), policy=policy)
     except OSError:
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
@@ -110,12 +111,12 @@ def discover_commands(directory: Path, *, allow_hard_links: bool = False) -> Dis
 
 def commands_fingerprint(directory: Path) -> Fingerprint:
     """A cheap signature of a commands directory: one `stat` per folder and per command file (see
-    `discovery.fingerprint`)."""
+    `directory.fingerprint`)."""
     root = os.path.abspath(directory)
-    parts: list[object] = [(root, _stat_key(root))]
+    parts: list[object] = [(root, path_key(root))]
     if os.path.isdir(root):
         files, _ = _walk(root)
-        parts.extend((os.path.join(*names), _stat_key(os.path.join(root, *names))) for names in files)
+        parts.extend((os.path.join(*names), path_key(os.path.join(root, *names))) for names in files)
     return tuple(parts)
 
 
@@ -180,7 +181,7 @@ def _read(held: HeldFolder, parts: tuple[str, ...]) -> bytes:
         raise SkillFormatError(
             path,
             'the file has other hard links, so its content may come from outside the commands directory '
-            '(allow them with the `allow_hard_links` option)',
+            f'({HardLinkedFileError.remedy})',
         ) from None
     except NotRegularFileError:
         raise SkillFormatError(path, 'it is not a regular file') from None
@@ -236,11 +237,3 @@ def _load(path: str, head: str, notes: list[str]) -> Any:
         raise SkillFormatError(path, f'the frontmatter is not valid YAML ({problem})') from None
     except Exception as error:  # untrusted YAML: bad dates, huge integers and the like
         raise SkillFormatError(path, f'the frontmatter has a value YAML cannot convert ({error}); quote it') from None
-
-
-def _stat_key(path: str) -> tuple[int, int, int] | None:
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (info.st_mtime_ns, info.st_size, info.st_ino)

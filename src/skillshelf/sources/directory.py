@@ -3,49 +3,40 @@
 from __future__ import annotations
 
 import errno
-import itertools
 import os
 import re
 import stat
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..content.folder import hold_skill_folder
 from ..errors import ResourceError, SkillError, SkillFormatError, SkillWarning
+from ..files import DEFAULT_READ_POLICY, ReadPolicy
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation, SkillFile, read_frontmatter
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .declared_tools import add_declared_tools, untrusted_note
+from .misplaced import holds_skills, is_folder, where_skills_are
 
-__all__ = ('DirectorySource', 'Discovery', 'Fingerprint', 'discover', 'fingerprint', 'where_skills_are')
+__all__ = (
+    'DirectorySource',
+    'Fingerprint',
+    'discover',
+    'fingerprint',
+    'path_key',
+    'skill_folders',
+)
 
 
 Fingerprint = tuple[object, ...]
 """A signature of what discovery reads from library directories; see `fingerprint`."""
 
-
-@dataclass
-class Discovery:
-    """What one library directory holds."""
-
-    skills: list[Skill[Any]] = field(default_factory=list[Skill[Any]])
-    """Valid skills, ordered by folder name."""
-    skipped: list[SkippedSkill] = field(default_factory=list[SkippedSkill])
-    """Every entry that is not a skill, with the reason (except the documents `discover` ignores)."""
-    deviations: list[FormatDeviation] = field(default_factory=list[FormatDeviation])
-    """How the skills' `SKILL.md` files break the format in ways Claude Code or Codex tolerate (they loaded)."""
-    fingerprint: Fingerprint = ()
-    """`fingerprint([directory])` as it was when the directory was read: each file was looked at before it was read."""
-
-
 SKILL_LIKE_FILES = frozenset({'.md', '.markdown', '.skill', '.zip'})
 """Suffixes of the files that look like a skill left out of its folder (a lone `pdf-forms.md`) or still packed
 (`pdf-forms.skill`, `pdf-forms.zip`): such a file in a library directory is reported, not ignored."""
-HINT_SCAN_LIMIT = 1000
-"""Entries of a folder looked at to tell whether it holds skill folders, for the advice of a skip."""
 PACKED_SUFFIXES = frozenset({'.skill', '.zip'})
 """Suffixes of a packed skill: beside a folder of the same name (Vercel's `skills/react-best-practices.zip`) it is
 that skill's copy for upload, and says nothing."""
@@ -71,8 +62,8 @@ class DirectorySource:
     """The directory, absolute."""
     trusted: bool = False
     """Import the Python tools its skills declare (`python-tools:`); importing runs code from the folder."""
-    allow_hard_links: bool = False
-    """The read policy of its skill folders: serve files with other hard links."""
+    policy: ReadPolicy = DEFAULT_READ_POLICY
+    """How the files of its skill folders may be read."""
     optional: bool = False
     """A usual location (`.claude/skills`, ...): while it does not exist it holds nothing and nothing is reported."""
     reports_version: ClassVar[bool] = True
@@ -87,18 +78,16 @@ class DirectorySource:
             return SourceSkills(version=self.version())
         # A usual location is the tools' own folder: an empty one is normal, and Codex keeps its system skills in
         # `~/.codex/skills/.system`, which is no advice to give.
-        found = discover(
-            self.path, allow_hard_links=self.allow_hard_links, trusted=self.trusted, report_empty=not self.optional
-        )
-        return SourceSkills(found.skills, found.skipped, found.fingerprint, found.deviations)
+        return discover(self.path, policy=self.policy, trusted=self.trusted, report_empty=not self.optional)
 
 
 def discover(
-    directory: Path, *, allow_hard_links: bool = False, trusted: bool = False, report_empty: bool = True
-) -> Discovery:
+    directory: Path, *, policy: ReadPolicy = DEFAULT_READ_POLICY, trusted: bool = False, report_empty: bool = True
+) -> SourceSkills:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
 
-    Entries are visited in sorted order, so that every process sees the same library. Every entry is a skill
+    Entries are visited in sorted order, so that every process sees the same library, and the read's `version` is
+    the directory's `fingerprint` as it was before any file was read. Every entry is a skill
     or is reported in `skipped` with the reason, and a broken one never hides the others: a folder without a
     `SKILL.md` or one that cannot be read, a `SKILL.md` that breaks the format, a dangling symlink or a symlink
     loop, a FIFO or device, and a file that looks like a skill outside its folder (`*.md`, `*.skill`, `*.zip`).
@@ -114,30 +103,27 @@ def discover(
     A skill folder that is a symlink must lead inside the library directory: one that points elsewhere (`/`,
     `/etc`, another library) is skipped (list its target's parent as a library directory instead). Each skill
     keeps the folder as it was accepted here, and its files are only ever read beneath it (see `SkillFile`);
-    a `SKILL.md` with other hard links is skipped unless `allow_hard_links`.
+    a `SKILL.md` with other hard links is skipped unless `policy` allows them.
 
     The tools a `SKILL.md` declares (`tools:`) are imported only when the directory is `trusted`: importing runs
     code. Elsewhere such a skill is kept for its instructions alone, with a `SkillWarning`; in a trusted
     directory, a declared tool that cannot be imported skips its skill.
     """
     listing = _Listing.of(directory)
-    found = Discovery(fingerprint=listing.fingerprint())
+    found = SourceSkills(version=listing.fingerprint())
     if listing.info is None or not stat.S_ISDIR(listing.info.st_mode):
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
     elif listing.is_skill_folder:
-        _read_skill(found, str(directory), is_entry=False, allow_hard_links=allow_hard_links, trusted=trusted)
+        _read_skill(found, str(directory), is_entry=False, policy=policy, trusted=trusted)
     elif listing.error is not None:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
     else:
-        folders = {entry.name for entry, _ in listing.entries if _is_folder(entry)}
-        for entry, skill_file in listing.entries:
-            if _ignored(entry, folders):
-                continue
-            if (problem := _entry_problem(entry, skill_file, directory)) is not None:
+        for entry, problem in _candidates(listing, directory):
+            if problem is not None:
                 found.skipped.append(SkippedSkill(Path(entry.path), problem))
             else:
-                _read_skill(found, entry.path, is_entry=True, allow_hard_links=allow_hard_links, trusted=trusted)
+                _read_skill(found, entry.path, is_entry=True, policy=policy, trusted=trusted)
         if report_empty and not found.skills:
             # A folder of skill folders is reported as an entry already; hidden folders are not, and without any
             # skip nothing at all would say why the directory holds no skill.
@@ -147,69 +133,35 @@ def discover(
     return found
 
 
-def where_skills_are(directory: Path, *, nested: bool = True) -> str:
-    """Where the skills are when `directory` yields none, as advice (`''` when nothing can be seen): its hidden
-    folders that hold skill folders (OpenAI's library keeps every skill in `skills/.curated`, `skills/.system`,
-    `skills/.experimental`, and hidden folders are not read), and with `nested` its folders that hold skill folders
-    (a repository root, whose skills are in `skills/`). Looks two levels down, one `stat` per entry."""
-    hidden: list[str] = []
-    parents: list[str] = []
-    try:
-        with os.scandir(directory) as scan:
-            entries = sorted((entry for entry in scan if _is_folder(entry)), key=lambda e: e.name)
-    except OSError:
-        return ''
-    for entry in entries:
-        if entry.name.startswith('.'):
-            if entry.name != '.git' and _holds_skills(entry.path):
-                hidden.append(entry.name)
-        elif nested and not os.path.lexists(os.path.join(entry.path, SKILL_FILE)) and _holds_skills(entry.path):
-            parents.append(entry.name)  # a skill folder, even a broken one, is reported as itself
-    advice: list[str] = []
-    if hidden:
-        advice.append(
-            f'its hidden folder{"s" if len(hidden) > 1 else ""} {", ".join(hidden)} hold skill folders, and hidden '
-            f'folders are not read: list {"each" if len(hidden) > 1 else "it"} as a directory (e.g. '
-            f'{str(directory / hidden[0])!r})'
-        )
-    if parents:
-        advice.append(
-            f'its folder{"s" if len(parents) > 1 else ""} {", ".join(parents)} hold skill folders: list '
-            f'{"each" if len(parents) > 1 else "it"} as a directory (e.g. {str(directory / parents[0])!r})'
-        )
-    return '; '.join(advice)
+def skill_folders(directory: Path) -> list[Path]:
+    """The folders `discover` reads as skills in `directory`, in its order, without reading them: the directory itself
+    if it holds a `SKILL.md`, else each entry that passes the checks made before its `SKILL.md` is read (`discover`
+    reports the others, with why). The linter checks these, so that it and the library agree on what is a skill."""
+    listing = _Listing.of(directory)
+    if listing.info is None or not stat.S_ISDIR(listing.info.st_mode):
+        return []
+    if listing.is_skill_folder:
+        return [directory]
+    return [Path(entry.path) for entry, problem in _candidates(listing, directory) if problem is None]
+
+
+def _candidates(listing: _Listing, directory: Path) -> Iterator[tuple[os.DirEntry[str], str | None]]:
+    """Each entry of `directory`'s `listing` that is an attempt at a skill, with why it cannot be one (`None`: it may
+    be, once its `SKILL.md` is read); the others are left alone (see `_ignored`)."""
+    folders = {entry.name for entry, _ in listing.entries if is_folder(entry)}
+    for entry, skill_file in listing.entries:
+        if not _ignored(entry, folders):
+            yield entry, _entry_problem(entry, skill_file, directory)
 
 
 def _no_skill(advice: str) -> str:
     return f'no skill was found in the directory; {advice}' if advice else 'no skill was found in the directory'
 
 
-def _holds_skills(folder: str) -> bool:
-    """Whether `folder` is a skill folder or holds one (a folder with a `SKILL.md`) directly, among its first
-    `HINT_SCAN_LIMIT` entries (this only makes advice, and a huge folder must not slow every read of the library)."""
-    if os.path.isfile(os.path.join(folder, SKILL_FILE)):
-        return True
-    try:
-        with os.scandir(folder) as scan:
-            return any(
-                _is_folder(entry) and os.path.isfile(os.path.join(entry.path, SKILL_FILE))
-                for entry in itertools.islice(scan, HINT_SCAN_LIMIT)
-            )
-    except OSError:
-        return False
-
-
 def _is_real_folder(entry: os.DirEntry[str]) -> bool:
     """Whether `entry` is a folder and not a symlink to one, as the listing saw it (no system call on Linux)."""
     try:
         return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
-
-
-def _is_folder(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
     except OSError:
         return False
 
@@ -223,6 +175,12 @@ def fingerprint(directories: Sequence[Path]) -> Fingerprint:
     `./skills/` and `/home/me/skills` give one signature.
     """
     return tuple(part for directory in directories for part in _Listing.of(directory).fingerprint())
+
+
+def path_key(path: str | Path) -> tuple[int, int, int] | None:
+    """What a fingerprint keeps of the file or folder at `path` (its mtime, size and inode), `None` if nothing is
+    there: a commands directory's fingerprint is made of these too (see `commands_fingerprint`)."""
+    return _stat_key(_stat(path))
 
 
 @dataclass
@@ -268,10 +226,10 @@ class _Listing:
         return tuple(parts)
 
 
-def _read_skill(found: Discovery, folder: str, *, is_entry: bool, allow_hard_links: bool, trusted: bool) -> None:
+def _read_skill(found: SourceSkills, folder: str, *, is_entry: bool, policy: ReadPolicy, trusted: bool) -> None:
     """Accept `folder` (an entry of the library, or the library itself) and read its `SKILL.md` beneath it."""
     try:
-        held = hold_skill_folder(folder, check_containment=is_entry, allow_hard_links=allow_hard_links)
+        held = hold_skill_folder(folder, check_containment=is_entry, policy=policy)
     except ResourceError as error:
         found.skipped.append(SkippedSkill(Path(folder), str(error)))
         return
@@ -315,7 +273,7 @@ def _entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, l
     try:
         os.lstat(os.path.join(entry.path, SKILL_FILE))
     except FileNotFoundError:
-        if _holds_skills(entry.path):
+        if holds_skills(entry.path):
             return (
                 f'the folder has no {SKILL_FILE}, so it is not a skill (skills in its sub-folders are not read); it '
                 f'holds skill folders: list {entry.path!r} as a directory'

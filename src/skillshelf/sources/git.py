@@ -28,8 +28,8 @@ from filelock import FileLock
 
 from .._text import hide_passwords
 from ..errors import SkillError
+from ..files import cache_directory
 from ..markdown.frontmatter import SKILL_FILE
-from ..ranking.cache import cache_directory
 from .base import SkippedSkill, SourceSkills
 from .directory import discover
 

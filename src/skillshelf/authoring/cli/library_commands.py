@@ -283,7 +283,8 @@ def index(
 
 def _not_cached(path: Path | None) -> str | None:
     """Why the index was not saved, or `None` if it was."""
-    from ...ranking.cache import CACHE_MIN_SKILLS, cache_directory
+    from ...files import cache_directory
+    from ...ranking.cache import CACHE_MIN_SKILLS
 
     if path is not None:
         return None if path.is_file() else f'{path.parent} could not be written'

@@ -14,7 +14,8 @@ from pathlib import Path
 from ...errors import SkillFormatError, SkillFormatWarning, SkillWarning
 from ...markdown.frontmatter import SKILL_FILE, read_body
 from ...skill import Skill
-from ...sources.directory import where_skills_are
+from ...sources.directory import skill_folders
+from ...sources.misplaced import where_skills_are
 from .body_rules import check_body
 from .frontmatter_rules import check_fields, frontmatter_fields
 from .report import CHARACTERS_PER_TOKEN, SPEC_RULES, Finding, Severity, SkillReport
@@ -29,23 +30,6 @@ __all__ = (
     'lint_folder',
     'skill_folders',
 )
-
-
-def skill_folders(directory: Path) -> list[Path]:
-    """The skill folders in a library directory, as discovery reads them: itself, or its visible sub-folders."""
-    if (directory / SKILL_FILE).is_file():
-        return [directory]
-    if not directory.is_dir():
-        return []
-    try:
-        children = list(directory.iterdir())
-    except OSError:
-        return []
-    return sorted(
-        child
-        for child in children
-        if not child.name.startswith('.') and child.is_dir() and (child / SKILL_FILE).is_file()
-    )
 
 
 def lint_directories(
