@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from .errors import (
         SkillWarning as SkillWarning,
     )
+    from .files import ReadPolicy as ReadPolicy
     from .library import LibraryOptions as LibraryOptions
     from .library import SkillLibrary as SkillLibrary
     from .markdown.lenient import FormatDeviation as FormatDeviation
@@ -108,6 +109,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     '.capability.options': ('import_skills',),
     '.capability.skills': ('DEFAULT_ID', 'SkillCommand', 'Skills', 'loaded_skills'),
     '.content': ('SkillContent', 'TextContent'),
+    '.files': ('ReadPolicy',),
     '.errors': (
         'ResourceError',
         'ScriptError',

@@ -15,10 +15,12 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 
 from skillshelf import (
+    DirectorySource,
     EntryPointSource,
     GitSource,
     LibraryOptions,
     PackageSource,
+    ReadPolicy,
     Skill,
     SkillError,
     SkillFormatError,
@@ -376,3 +378,9 @@ def test_workers_starting_together_share_one_clone(tmp_path: Path) -> None:
     assert found == [['deploy']] * workers
     # One checkout (and the lock the workers took turns with), no half-made clone left behind.
     assert sorted(path.suffix for path in (tmp_path / 'cache' / 'git').iterdir()) == ['', '.lock']
+
+
+def test_directory_source_still_takes_allow_hard_links_with_a_warning(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match=r'policy=ReadPolicy\(allow_hard_links=\.\.\.\)'):
+        source = DirectorySource(tmp_path, allow_hard_links=True)
+    assert source.policy == ReadPolicy(allow_hard_links=True)

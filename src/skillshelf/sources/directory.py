@@ -8,7 +8,7 @@ import re
 import stat
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -66,7 +66,20 @@ class DirectorySource:
     """How the files of its skill folders may be read."""
     optional: bool = False
     """A usual location (`.claude/skills`, ...): while it does not exist it holds nothing and nothing is reported."""
+    _: KW_ONLY
+    allow_hard_links: InitVar[bool | None] = None
+    """Deprecated: `policy=ReadPolicy(allow_hard_links=...)` (`skillshelf.files`)."""
     reports_version: ClassVar[bool] = True
+
+    def __post_init__(self, allow_hard_links: bool | None) -> None:
+        if allow_hard_links is not None:
+            warnings.warn(
+                'DirectorySource(allow_hard_links=...) is deprecated: pass policy=ReadPolicy(allow_hard_links=...), '
+                'ReadPolicy from skillshelf.files',
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            object.__setattr__(self, 'policy', ReadPolicy(allow_hard_links=allow_hard_links))
 
     def version(self) -> Fingerprint:
         """The directory's listing (see `fingerprint`): one `stat` per entry, no file read."""
