@@ -27,6 +27,7 @@ from ..scripts.distributions import distribution_of
 from ..scripts.errors import WorkspaceFullError
 from ..scripts.limits import ScriptLimits
 from ..scripts.materialise import copy_skill
+from ..scripts.node import node_path_for
 from ..scripts.python import missing_module_warning, python_for
 from ..scripts.script import Script, ScriptResult, find_script, missing_module, script_command
 from ..skill import Skill
@@ -158,7 +159,7 @@ async def run_script(
         copied = await copy_skill(workspace, skill)
         await _write_inputs(workspace, files)
         python = await python_for(workspace)
-        argv, env = script_command(found, copied.folder, first_line, args, python)
+        argv, env = script_command(found, copied.folder, first_line, args, python, await node_path_for(workspace))
         result = await _run(workspace, argv, env, limits)
     except (ResourceError, ScriptError) as error:
         return f'Cannot run {shown(requested)} of {skill.name!r}: {error}'

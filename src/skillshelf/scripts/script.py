@@ -101,15 +101,18 @@ def find_script(requested: str, files: Sequence[str]) -> Script:
 
 
 def script_command(
-    script: Script, folder: str, first_line: str, args: Sequence[str], python: str
+    script: Script, folder: str, first_line: str, args: Sequence[str], python: str, node_path: str | None = None
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and environment that run `script` of the skill copied at `folder` (in the workspace) with `args`;
-    `first_line` is the script's first line (for a `#!`), `python` the command that runs Python.
+    `first_line` is the script's first line (for a `#!`), `python` the command that runs Python, `node_path` where
+    Node finds globally installed packages (`NODE_PATH`, see `node`).
 
     Raises:
         ScriptError: the script's kind is not one that can be run.
     """
     env = {'PYTHONPATH': folder, 'PYTHONDONTWRITEBYTECODE': '1', 'SKILL_DIR': folder, 'CLAUDE_SKILL_DIR': folder}
+    if node_path is not None:  # any script may start `node`, not only a .js one
+        env['NODE_PATH'] = node_path
     if script.module is not None:
         return [python, '-m', script.module, *args], env
     kind = script.kind or kind_from_shebang(script.path, first_line)
