@@ -2,8 +2,9 @@
 
 Node does not look in npm's global folder by itself: a script that does `require('pptxgenjs')` after
 `npm install -g pptxgenjs` fails with "Cannot find module" unless `NODE_PATH` names that folder (`npm root -g`).
-Skills' scripts get it set where the workspace shows that folder (a `LocalWorkspace`, a sandbox on this machine; see
-`node_path_for`), and every command in `SkillSandbox` has it (the sandbox shows the folder read-only).
+Skills' node and shell scripts get it set where the workspace shows that folder (a `LocalWorkspace`, a sandbox on
+this machine; see `node_path_for`), and every command in `SkillSandbox` has it (the sandbox shows the folder
+read-only).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ __all__ = (
     'ScriptResult',
     'find_script',
     'kind_from_shebang',
+    'may_run_node',
     'missing_module',
     'script_command',
     'shebang_program',
@@ -111,13 +112,24 @@ def script_command(
         ScriptError: the script's kind is not one that can be run.
     """
     env = {'PYTHONPATH': folder, 'PYTHONDONTWRITEBYTECODE': '1', 'SKILL_DIR': folder, 'CLAUDE_SKILL_DIR': folder}
-    if node_path is not None:  # any script may start `node`, not only a .js one
+    if node_path is not None:
         env['NODE_PATH'] = node_path
     if script.module is not None:
         return [python, '-m', script.module, *args], env
     kind = script.kind or kind_from_shebang(script.path, first_line)
     program = python if kind == 'python' else kind
     return [program, posixpath.join(folder, script.path), *args], env
+
+
+def may_run_node(script: Script, first_line: str) -> bool:
+    """Whether `script` is one that loads Node packages or starts `node`: a node or shell script (a Python script
+    rarely does, and looking for npm's folder costs a command in a sandbox)."""
+    if script.module is not None:
+        return False
+    try:
+        return (script.kind or kind_from_shebang(script.path, first_line)) in ('node', 'bash')
+    except ScriptError:
+        return False
 
 
 def missing_module(stderr: str) -> str | None:
