@@ -32,7 +32,8 @@ def place(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
     """One conversation's workspace, set up as an application would (see `document_places`).
 
     Programs that keep settings in `HOME` (LibreOffice's user profile) get a home of the test's own: a local
-    workspace passes this process's `HOME` on, and harness's sandbox shows the host's home read-only.
+    workspace passes this process's `HOME` on, and harness's sandbox shows the host's home read-only. A test module
+    setting `HARNESS_NETWORK = True` gets harness's sandbox with `network=True` (see `test_office_workflows`).
     """
     folder = tmp_path / 'work'
     home = tmp_path / 'home'
@@ -54,5 +55,8 @@ def place(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
     # there (a checkout under /tmp) is bound read-only, as a user gives any path the sandbox should see.
     environment = [arg for prefix in sorted({sys.prefix, sys.base_prefix}) for arg in ('--ro-bind', prefix, prefix)]
     writable_home = ['--bind', str(home), str(home), '--setenv', 'HOME', str(home)]
-    sandbox = package.BubblewrapSandbox(LocalWorkspace(folder), bwrap_args=[*environment, *writable_home])
+    network = bool(getattr(request.module, 'HARNESS_NETWORK', False))
+    sandbox = package.BubblewrapSandbox(
+        LocalWorkspace(folder), network=network, bwrap_args=[*environment, *writable_home]
+    )
     yield Place('harness', [sandbox, package.FileSystem(), package.Shell()], skill_file_tools=False, folder=folder)

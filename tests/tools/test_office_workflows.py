@@ -30,6 +30,10 @@ from skillshelf.scripts.node import global_node_modules
 from document_places import Place
 from scripted_model import Script, call, tool_returns
 
+HARNESS_NETWORK = True
+"""harness's sandbox without the network refuses every Unix socket `bind` (its seccomp filter), and LibreOffice binds
+one for itself at every start (its single-instance pipe; `soffice` exits 1): there it runs only with `network=True`.
+skillshelf's sandbox refuses no socket (only `fallocate` and `io_uring`), its network namespace is empty either way."""
 LIBREOFFICE_LIMITS = ScriptLimits(timeout=180)
 """LibreOffice's first start makes its user profile: seconds on a busy machine."""
 SHEET = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
