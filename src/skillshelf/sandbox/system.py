@@ -15,6 +15,7 @@ without knowing them. A program that needs more gets it with `SkillSandbox(mount
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 
@@ -58,7 +59,21 @@ programs read, never secrets."""
 
 
 def system_configuration(etc: str = '/etc') -> tuple[str, ...]:
-    """The paths of `SYSTEM_CONFIGURATION` that exist under `etc` on this machine, sorted."""
+    """The paths of `SYSTEM_CONFIGURATION` that exist under `etc` on this machine, sorted.
+
+    Looked for again only when `etc` changes (a package installed or removed adds or drops an entry): every
+    sandboxed command asks, and the globs take a couple of milliseconds.
+    """
+    try:
+        changed = os.stat(etc).st_mtime_ns
+    except OSError:
+        return ()
+    return _existing(etc, changed)
+
+
+@functools.lru_cache(maxsize=8)
+def _existing(etc: str, changed: int) -> tuple[str, ...]:
+    del changed  # only the cache's key
     found: set[str] = set()
     for pattern in SYSTEM_CONFIGURATION:
         for path in glob.glob(os.path.join(glob.escape(etc), pattern)):
