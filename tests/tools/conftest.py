@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 
 from skillshelf import SkillSandbox
 
+from document_places import Place, harness
 from sandbox_support import BWRAP_PROBLEM
 
 
@@ -22,3 +25,38 @@ def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> AbstractCapabil
     if BWRAP_PROBLEM is not None:
         pytest.skip(BWRAP_PROBLEM)
     return SkillSandbox(tmp_path / 'workspaces')
+
+
+@pytest.fixture(params=['local', 'sandbox', 'harness'])
+def place(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Place]:
+    """One conversation's workspace, set up as an application would (see `document_places`).
+
+    Programs that keep settings in `HOME` (LibreOffice's user profile) get a home of the test's own: a local
+    workspace passes this process's `HOME` on, and harness's sandbox shows the host's home read-only. A test module
+    setting `HARNESS_NETWORK = True` gets harness's sandbox with `network=True` (see `test_office_workflows`).
+    """
+    folder = tmp_path / 'work'
+    home = tmp_path / 'home'
+    home.mkdir()
+    if request.param == 'local':
+        folder.mkdir()
+        monkeypatch.setenv('HOME', str(home))
+        yield Place('local', [LocalWorkspace(folder)], skill_file_tools=True, folder=folder)
+        return
+    if BWRAP_PROBLEM is not None:
+        pytest.skip(BWRAP_PROBLEM)
+    if request.param == 'sandbox':
+        sandbox = SkillSandbox(tmp_path / 'workspaces')
+        yield Place('sandbox', [sandbox], skill_file_tools=True, sandbox=sandbox)
+        return
+    package = harness()
+    folder.mkdir()
+    # Scripts run on this interpreter where the sandbox shows it; harness's sandbox hides /tmp, so an environment
+    # there (a checkout under /tmp) is bound read-only, as a user gives any path the sandbox should see.
+    environment = [arg for prefix in sorted({sys.prefix, sys.base_prefix}) for arg in ('--ro-bind', prefix, prefix)]
+    writable_home = ['--bind', str(home), str(home), '--setenv', 'HOME', str(home)]
+    network = bool(getattr(request.module, 'HARNESS_NETWORK', False))
+    sandbox = package.BubblewrapSandbox(
+        LocalWorkspace(folder), network=network, bwrap_args=[*environment, *writable_home]
+    )
+    yield Place('harness', [sandbox, package.FileSystem(), package.Shell()], skill_file_tools=False, folder=folder)

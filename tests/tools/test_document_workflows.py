@@ -2,34 +2,26 @@
 in the run's workspace, the skill's scripts and the model's file tools work on it there, and the application reads
 the result back.
 
-The skills are the tests' own (`tests/document_skills`, written for these tests; nothing of a third-party skill is
-copied): `office-xml` unpacks a `.docx` (a zip of XML parts), the model edits the XML with its `edit_file` tool and
-the skill packs it again; `pdf-form` lists a fillable PDF form's fields, fills them from a JSON file the model writes
-and renders a PNG preview the model looks at. The Word file is built here with `zipfile`, the form with `pypdf`.
+The skills are the tests' own (`tests/tools/document_skills`, written for these tests; nothing of a third-party skill
+is copied): `office-xml` unpacks a `.docx` (a zip of XML parts), the model edits the XML with its `edit_file` tool
+and the skill packs it again; `pdf-form` lists a fillable PDF form's fields, fills them from a JSON file the model
+writes and renders a PNG preview the model looks at. The Word file is built here with `zipfile`, the form with
+`pypdf`.
 
-Every test runs in three workspaces, as an application would set each up:
-
-- `local`: pydantic-ai's `LocalWorkspace` (no sandbox), with skillshelf's file tools (`Skills(file_tools=True)`);
-- `sandbox`: skillshelf's `SkillSandbox` (bubblewrap, one folder per conversation), with skillshelf's file tools;
-- `harness`: pydantic-ai-harness's `BubblewrapSandbox(LocalWorkspace(...))`, with harness `FileSystem` and `Shell` as
-  the model's tools. Harness pins `pydantic-ai-slim` (0.62: 2.62.0), so it cannot be installed beside the main test
-  environment's pydantic-ai; there this variant is skipped, and CI runs this module again in `.venv-harness`, where
-  it runs (`.ci/run`).
+Every test runs in three workspaces, as an application would set each up (`document_places`): `LocalWorkspace`,
+`SkillSandbox` and harness's `BubblewrapSandbox` (in CI's `.venv-harness`).
 """
 
 from __future__ import annotations
 
-import importlib
 import io
 import json
-import os
 import struct
 import subprocess
 import sys
 import zipfile
 import zlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -37,31 +29,18 @@ from xml.etree import ElementTree
 import anyio
 import pytest
 from pydantic_ai import Agent, BinaryContent
-from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
+from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.messages import ModelMessage, ModelRequest, TextPart, ToolReturnPart, UserPromptPart
-from pydantic_ai.run import AgentRunResult
-from pydantic_ai.workspaces import Workspace, WorkspaceBackend
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, NameObject, NumberObject, TextStringObject
 
 from skillshelf import Skills, SkillSandbox, SkillWarning
-from skillshelf.sandbox import SandboxWorkspace
 
+from document_places import SKILLS, Place, harness
 from sandbox_support import BWRAP_PROBLEM
 from scripted_model import Script, call, tool_returns
 
-SKILLS = Path(__file__).resolve().parent / 'document_skills'
 WORD = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main'
-CONVERSATION = 'a-users-conversation'
-HARNESS_MISSING = 'pydantic-ai-harness is not installed here (CI runs this module in .venv-harness, where it is)'
-
-
-def harness() -> Any:
-    """pydantic-ai-harness, or a skip where it is not installed; with `SKILLSHELF_REQUIRE_HARNESS` set (CI's second
-    environment), a missing harness fails instead."""
-    if os.environ.get('SKILLSHELF_REQUIRE_HARNESS'):
-        return importlib.import_module('pydantic_ai_harness')
-    return pytest.importorskip('pydantic_ai_harness', reason=HARNESS_MISSING)
 
 
 def docx(paragraphs: Sequence[str]) -> bytes:
@@ -180,74 +159,6 @@ def images_sent(messages: Sequence[ModelMessage]) -> list[BinaryContent]:
                 items: list[Any] = list(content) if isinstance(content, list | tuple) else [content]
                 found += [item for item in items if isinstance(item, BinaryContent) and item.is_image]
     return found
-
-
-@dataclass
-class Place:
-    """One kind of workspace, as an application sets it up: the agent's capabilities for it, how the application puts
-    a user's file in before the first run, and where the files are on the host afterwards."""
-
-    kind: str
-    capabilities: list[AbstractCapability[Any]]
-    skill_file_tools: bool
-    """Whether skillshelf gives the model its file tools (`Skills(file_tools=True)`); else the harness's do."""
-    folder: Path | None = None
-    """The host folder of a local workspace (also the one harness's sandbox binds)."""
-    sandbox: SkillSandbox | None = None
-    backend: WorkspaceBackend | None = field(default=None, init=False)
-
-    def agent(self, model: Script) -> Agent[None, str]:
-        skills = Skills(SKILLS, scripts=True, file_tools=self.skill_file_tools)
-        return Agent(model.model(), capabilities=[*self.capabilities, skills])
-
-    def check_file_tools(self, model: Script) -> None:
-        """The model was given the file tools this workspace is meant to have: skillshelf's or harness's."""
-        tools = model.requests[0].tools
-        assert ('list_files' in tools, 'list_directory' in tools) == (self.skill_file_tools, not self.skill_file_tools)
-
-    def put(self, path: str, data: bytes) -> dict[str, Any]:
-        """Put a user's file in the workspace before the conversation's first run; that run's extra arguments."""
-        if self.folder is not None:
-            (self.folder / path).write_bytes(data)
-            return {}
-        assert self.sandbox is not None
-        if self.backend is None:  # the conversation's workspace, made before its first run, for it alone
-            self.backend = SandboxWorkspace(self.sandbox, conversation=CONVERSATION)
-        anyio.run(Workspace(self.backend).write_bytes, path, data)
-        return {'workspace': self.backend, 'conversation_id': CONVERSATION}
-
-    def host_folder(self, result: AgentRunResult[Any]) -> Path:
-        """Where the run's files are on this machine."""
-        if self.folder is not None:
-            return self.folder
-        assert self.sandbox is not None
-        ref = result.response.workspace_ref
-        assert ref is not None
-        folder = self.sandbox.folder(ref)
-        assert folder is not None
-        return folder
-
-
-@pytest.fixture(params=['local', 'sandbox', 'harness'])
-def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Place]:
-    folder = tmp_path / 'work'
-    if request.param == 'local':
-        folder.mkdir()
-        yield Place('local', [LocalWorkspace(folder)], skill_file_tools=True, folder=folder)
-        return
-    if BWRAP_PROBLEM is not None:
-        pytest.skip(BWRAP_PROBLEM)
-    if request.param == 'sandbox':
-        sandbox = SkillSandbox(tmp_path / 'workspaces')
-        yield Place('sandbox', [sandbox], skill_file_tools=True, sandbox=sandbox)
-        return
-    package = harness()
-    folder.mkdir()
-    # Scripts run on this interpreter where the sandbox shows it; harness's sandbox hides /tmp, so an environment
-    # there (a checkout under /tmp) is bound read-only, as a user gives any path the sandbox should see.
-    environment = [arg for prefix in sorted({sys.prefix, sys.base_prefix}) for arg in ('--ro-bind', prefix, prefix)]
-    sandbox = package.BubblewrapSandbox(LocalWorkspace(folder), bwrap_args=environment)
-    yield Place('harness', [sandbox, package.FileSystem(), package.Shell()], skill_file_tools=False, folder=folder)
 
 
 def test_a_word_file_is_unpacked_edited_and_packed_over_two_runs_of_a_conversation(place: Place) -> None:

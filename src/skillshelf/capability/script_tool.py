@@ -27,8 +27,9 @@ from ..scripts.distributions import distribution_of
 from ..scripts.errors import WorkspaceFullError
 from ..scripts.limits import ScriptLimits
 from ..scripts.materialise import copy_skill
+from ..scripts.node import node_path_for
 from ..scripts.python import missing_module_warning, python_for
-from ..scripts.script import Script, ScriptResult, find_script, missing_module, script_command
+from ..scripts.script import Script, ScriptResult, find_script, may_run_node, missing_module, script_command
 from ..skill import Skill
 from .meta_tools import unknown_skill_message
 from .operations import Operation, meta_tool_tag
@@ -158,7 +159,8 @@ async def run_script(
         copied = await copy_skill(workspace, skill)
         await _write_inputs(workspace, files)
         python = await python_for(workspace)
-        argv, env = script_command(found, copied.folder, first_line, args, python)
+        node_path = await node_path_for(workspace) if may_run_node(found, first_line) else None
+        argv, env = script_command(found, copied.folder, first_line, args, python, node_path)
         result = await _run(workspace, argv, env, limits)
     except (ResourceError, ScriptError) as error:
         return f'Cannot run {shown(requested)} of {skill.name!r}: {error}'

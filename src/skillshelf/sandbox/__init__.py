@@ -2,8 +2,8 @@
 
 An application adds it like pydantic-ai's `LocalWorkspace` (`Agent(..., capabilities=[SkillSandbox(), Skills(...)])`);
 `Skills(scripts=True)` makes one when the agent has no other workspace. Inside: the workspace backend (`sandbox`,
-`backend`), the bubblewrap command line (`bubblewrap`), the conversations' folders on the host and who may open them
-(`folders`), the size watch (`usage`), bounded processes (`process`), the seccomp filter (`seccomp`) and the errors
+`backend`), the bubblewrap command line (`bubblewrap`) and the host's system configuration it shows (`system`), the
+conversations' folders on the host and who may open them (`folders`), the size watch (`usage`), bounded processes (`process`), the seccomp filter (`seccomp`) and the errors
 (`errors`). The skills core never imports this package at import time.
 """
 

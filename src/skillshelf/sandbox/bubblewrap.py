@@ -7,10 +7,13 @@ Inside the sandbox:
 - `/usr` (and `/bin`, `/lib*`), the Python installations that run scripts, and the paths the sandbox was told to
   mount, are there read-only; nothing else of the host's file system is;
 - `/tmp` and `/dev/shm` are private, each size-capped, and writable by the command's user (sticky, as on a host);
-  `/etc` holds only `hosts` (so `localhost` resolves), `passwd` and `group`;
+- `/etc` holds the sandbox's own `hosts` (so `localhost` resolves), `passwd` and `group`, and, read-only, the host's
+  public system configuration that installed programs read (`system.SYSTEM_CONFIGURATION`: LibreOffice's, fonts,
+  `alternatives`, certificate authorities...), never its secrets;
+- npm's global packages (`npm root -g`) are on `NODE_PATH`, shown read-only, so a script can `require` them;
 - there is no network but the loopback interface (a new network namespace) unless the sandbox allows it, no other
-  process is visible (a new PID namespace), and the environment holds only `PATH`, `HOME`, `TMPDIR` and `LANG` and
-  what the command adds;
+  process is visible (a new PID namespace), and the environment holds only `PATH`, `HOME`, `TMPDIR`, `LANG` and
+  `NODE_PATH` and what the command adds;
 - processes, memory per process and file size are capped with `prlimit`. An agent running as root drops the
   command to the workspace's own user first (root ignores the process cap, and one user per workspace keeps one
   conversation's processes from counting against another's). Otherwise each command runs in its own user namespace,
@@ -27,6 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..scripts.limits import ScriptLimits
+from ..scripts.node import global_node_modules
+from .system import system_configuration
 
 __all__ = ('HOME', 'WORKSPACE_MOUNT', 'Layout', 'bwrap_command', 'command_path', 'interpreter_mounts', 'visible_paths')
 
@@ -77,6 +82,11 @@ def bwrap_command(
         isolation.append('--unshare-user')
     environment = ['--clearenv']
     base = {'PATH': ':'.join([*layout.path_first, _PATH]), 'HOME': HOME, 'TMPDIR': '/tmp', 'LANG': 'C.UTF-8'}
+    read_only = layout.read_only
+    if (node_modules := global_node_modules()) is not None:
+        base['NODE_PATH'] = node_modules
+        if not _within_system(node_modules):  # an npm prefix configured outside /usr
+            read_only = (*read_only, node_modules)
     for name, value in {**base, **(env or {})}.items():
         environment += ['--setenv', name, value]
     # the private /tmp first: a read-only mount under /tmp (a prepared environment there) is laid over it, not hidden;
@@ -84,8 +94,15 @@ def bwrap_command(
     mounts = [*_system_mounts()]
     for private in ('/tmp', '/dev/shm'):  # /dev/shm: POSIX shared memory (Python's multiprocessing), capped alike
         mounts += ['--perms', '1777', '--size', str(limits.max_tmp_bytes), '--tmpfs', private]
-    mounts += _read_only_mounts(layout.read_only)
+    mounts += _read_only_mounts(read_only)
     mounts += ['--dir', '/etc']
+    parents: set[str] = set()
+    for path in system_configuration():
+        for parent in _parents(path)[1:]:  # below /etc (`ssl` of `ssl/certs`), traversable as on the host
+            if parent not in parents:
+                parents.add(parent)
+                mounts += ['--perms', '0755', '--dir', parent]
+        mounts += ['--ro-bind', path, path]
     for name in ('hosts', 'passwd', 'group'):
         mounts += ['--ro-bind', os.path.join(layout.etc, name), f'/etc/{name}']
     if layout.network:
@@ -145,7 +162,7 @@ def interpreter_mounts(python: str) -> tuple[str, ...]:
     found: set[str] = set()
     for place in places:
         for path in (os.path.abspath(place), os.path.realpath(place)):
-            if path != '/' and not any(path == top or path.startswith(top + '/') for top in ('/usr', *_SYSTEM_DIRS)):
+            if path != '/' and not _within_system(path):
                 found.add(path)
     return tuple(sorted(found))
 
@@ -160,6 +177,10 @@ def visible_paths(python: str, mounts: Iterable[str] = ()) -> tuple[str, ...]:
     folders, the installations `interpreter_mounts` names, and `mounts`. A program elsewhere, or a link on `PATH`
     leading elsewhere, is not there."""
     return ('/usr', *_SYSTEM_DIRS, *interpreter_mounts(python), *(os.path.abspath(path) for path in mounts))
+
+
+def _within_system(path: str) -> bool:
+    return any(path == top or path.startswith(top + '/') for top in ('/usr', *_SYSTEM_DIRS))
 
 
 def _system_mounts() -> list[str]:

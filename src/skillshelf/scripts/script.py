@@ -26,6 +26,7 @@ __all__ = (
     'ScriptResult',
     'find_script',
     'kind_from_shebang',
+    'may_run_node',
     'missing_module',
     'script_command',
     'shebang_program',
@@ -101,20 +102,34 @@ def find_script(requested: str, files: Sequence[str]) -> Script:
 
 
 def script_command(
-    script: Script, folder: str, first_line: str, args: Sequence[str], python: str
+    script: Script, folder: str, first_line: str, args: Sequence[str], python: str, node_path: str | None = None
 ) -> tuple[list[str], dict[str, str]]:
     """The argv and environment that run `script` of the skill copied at `folder` (in the workspace) with `args`;
-    `first_line` is the script's first line (for a `#!`), `python` the command that runs Python.
+    `first_line` is the script's first line (for a `#!`), `python` the command that runs Python, `node_path` where
+    Node finds globally installed packages (`NODE_PATH`, see `node`).
 
     Raises:
         ScriptError: the script's kind is not one that can be run.
     """
     env = {'PYTHONPATH': folder, 'PYTHONDONTWRITEBYTECODE': '1', 'SKILL_DIR': folder, 'CLAUDE_SKILL_DIR': folder}
+    if node_path is not None:
+        env['NODE_PATH'] = node_path
     if script.module is not None:
         return [python, '-m', script.module, *args], env
     kind = script.kind or kind_from_shebang(script.path, first_line)
     program = python if kind == 'python' else kind
     return [program, posixpath.join(folder, script.path), *args], env
+
+
+def may_run_node(script: Script, first_line: str) -> bool:
+    """Whether `script` is one that loads Node packages or starts `node`: a node or shell script (a Python script
+    rarely does, and looking for npm's folder costs a command in a sandbox)."""
+    if script.module is not None:
+        return False
+    try:
+        return (script.kind or kind_from_shebang(script.path, first_line)) in ('node', 'bash')
+    except ScriptError:
+        return False
 
 
 def missing_module(stderr: str) -> str | None:

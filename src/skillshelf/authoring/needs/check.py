@@ -2,8 +2,10 @@
 subprocess, so any interpreter can be checked, not only the one running this), and the programs on `PATH`.
 
 By default the environment is `SkillSandbox`'s: its interpreter (`SkillSandbox(python=...)`, else the agent's own),
-and the programs a sandboxed command finds, on the sandbox's `PATH`, among the host paths it shows. With `local`,
-it is a `LocalWorkspace`'s: the same interpreter, and this machine's `PATH`.
+and the programs a sandboxed command finds, on the sandbox's `PATH`, among the host paths it shows, with the system
+configuration under `/etc` they reach through links (LibreOffice's `/etc/libreoffice`: see `system_links`). With
+`local`, it is a `LocalWorkspace`'s: the same interpreter, and this machine's `PATH`. Node packages are looked for in
+npm's global folder (`npm root -g`), which both put on `NODE_PATH` for scripts.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from typing import Any, cast
 from ...errors import SkillError
 from ...sandbox.bubblewrap import command_path, visible_paths
 from ...scripts.distributions import install_hint
+from ...scripts.node import global_node_modules
 from .model import Checked, Need, SkillNeeds
+from .system_links import configuration_of
 
 __all__ = ('PROBE_TIMEOUT', 'Environment', 'Facts', 'InterpreterError', 'SkillCheck', 'check_needs')
 
@@ -150,6 +154,8 @@ def _check(
         return _module(need, answer)
     if need.kind == 'package':
         return _package(need, answer['packages'].get(need.spec, {}), facts)
+    if need.kind == 'node-package':
+        return _node_package(need)
     if need.kind == 'python':
         satisfied = answer['pythons'].get(need.spec)
         if satisfied is None:
@@ -189,8 +195,10 @@ def _command(need: Need, environment: Environment, visible: tuple[str, ...]) -> 
         if found is None:
             continue
         real = os.path.realpath(found)
-        if environment.local or any(_within(real, place) for place in visible):
+        if environment.local:
             return Checked(need, 'ok', found)
+        if any(_within(real, place) for place in visible):
+            return _configured(need, found, environment)
         return Checked(
             need,
             'missing',
@@ -208,6 +216,35 @@ def _command(need: Need, environment: Environment, visible: tuple[str, ...]) -> 
         )
     either = ' or '.join(names)
     return Checked(need, 'missing', f'{either} not found on PATH', None)
+
+
+def _configured(need: Need, found: str, environment: Environment) -> Checked:
+    """A program the sandbox shows, with the `/etc` configuration it reaches through links (shown or not)."""
+    shown, hidden = configuration_of(found, environment.mounts)
+    if hidden:
+        return Checked(
+            need,
+            'missing',
+            f'{found} reads {", ".join(hidden)}, which the sandbox does not show',
+            f'SkillSandbox(mounts={list(hidden)!r})',
+        )
+    return Checked(need, 'ok', found + (f' (with {", ".join(shown)}, shown read-only)' if shown else ''))
+
+
+def _node_package(need: Need) -> Checked:
+    folder = global_node_modules()
+    hint = f'npm install -g {need.name}'
+    if folder is None:
+        return Checked(
+            need, 'missing', 'no npm here, so no globally installed Node packages', f'install npm, then {hint}'
+        )
+    try:
+        manifest: object = json.loads(Path(folder, need.name, 'package.json').read_text(encoding='utf-8'))
+    except (OSError, ValueError):
+        return Checked(need, 'missing', f'not installed in {folder}', hint)
+    version = cast('dict[str, object]', manifest).get('version') if isinstance(manifest, dict) else None
+    shown = f'{need.name} {version}' if isinstance(version, str) else need.name
+    return Checked(need, 'ok', f'{shown} ({folder})')
 
 
 def _not_in_stdlib(version: str) -> str:

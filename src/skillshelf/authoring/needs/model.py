@@ -9,9 +9,10 @@ from typing import Literal
 
 __all__ = ('Checked', 'Need', 'NeedKind', 'SkillNeeds', 'Status', 'merge', 'normalise')
 
-NeedKind = Literal['module', 'package', 'command', 'python']
+NeedKind = Literal['module', 'package', 'node-package', 'command', 'python']
 """`module`: a top-level Python import; `package`: a distribution declared in `requirements.txt` or a PEP 723
-header; `command`: a program run by name; `python`: a Python version."""
+header; `node-package`: an npm package a JavaScript file loads or the skill installs; `command`: a program run by
+name; `python`: a Python version."""
 Status = Literal['ok', 'missing', 'unknown']
 """`unknown`: the check could not decide (a marker or version it cannot evaluate); never counted as missing."""
 
@@ -23,7 +24,7 @@ class Need:
     kind: NeedKind
     """What it is (see `NeedKind`)."""
     name: str
-    """The import name (`PIL`), distribution (`pillow`), program (`node`), or `python`."""
+    """The import name (`PIL`), distribution (`pillow`), npm package (`pptxgenjs`), program (`node`), or `python`."""
     spec: str = ''
     """A package's requirement as written (`pillow>=10; python_version < "3.13"`), or a Python version specifier
     (`>=3.10`); empty otherwise."""
@@ -81,13 +82,13 @@ class _Seen:
     optional: bool = True
 
 
-_ORDER = {'package': 0, 'module': 1, 'command': 2, 'python': 3}
+_ORDER = {'package': 0, 'module': 1, 'node-package': 2, 'command': 3, 'python': 4}
 
 
 def merge(found: Iterable[tuple[Need, str]]) -> tuple[Need, ...]:
     """One need per kind and name from `(need, where)` sightings: the places joined, optional only if every
-    sighting is, the first name, specifier and alternatives kept. Packages first, then modules, commands and
-    Python versions, each by name."""
+    sighting is, the first name, specifier and alternatives kept. Packages first, then modules, Node packages,
+    commands and Python versions, each by name."""
     seen: dict[tuple[str, str], _Seen] = {}
     for need, where in found:
         key = (need.kind, _key(need))

@@ -1,5 +1,6 @@
 """A skill's needs from its files: its `compatibility` field, its scripts' `#!` lines, the imports and started
-programs of its Python scripts, its shell scripts' commands, PEP 723 headers and `requirements.txt` files.
+programs of its Python scripts, its shell scripts' commands, the Node packages its JavaScript loads and its shell
+scripts and Markdown install (`npm install`), PEP 723 headers and `requirements.txt` files.
 
 Nothing is run and nothing is fetched: the files are read through the skill's content, so a skill from a folder, a
 package, a Git repository or a registry is read alike.
@@ -12,11 +13,12 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ResourceError
+from ...errors import ResourceError, SkillError
 from ...scripts.distributions import distribution_of
 from ...scripts.script import INTERPRETERS, shebang_program
 from .compatibility import COMPATIBILITY, compatibility_needs
 from .model import Need, SkillNeeds, merge, normalise
+from .node_source import javascript_packages, markdown_npm_installs
 from .python_source import PythonFindings, python_needs, requirements_needs
 from .shell import MAX_SHELL_BYTES, shell_commands
 
@@ -30,7 +32,7 @@ MAX_SCRIPT_BYTES = 2 * 1024 * 1024
 """A file larger than this is not read (and the report says so): scripts are smaller, data files are not scripts."""
 _SHEBANG_KINDS = {'python': 'python', 'python3': 'python', 'bash': 'bash', 'sh': 'bash', 'node': 'node'}
 _READ_SUFFIXES = {'', *INTERPRETERS}
-"""Files read at all: scripts by extension, and files without one (they may have a `#!` line)."""
+"""Files read at all: scripts by extension, and files without one (they may have a `#!` line); and Markdown."""
 
 
 def scan_skill(skill: Skill[Any]) -> SkillNeeds:
@@ -48,6 +50,12 @@ def scan_content(name: str, content: SkillContent, compatibility: str | None = N
     notes: list[str] = []
     if compatibility and compatibility.strip():
         sightings += [(need, COMPATIBILITY) for need in compatibility_needs(compatibility)]
+    try:
+        instructions = content.instructions()
+    except SkillError as error:
+        notes.append(f'SKILL.md: not read ({error})')
+        instructions = ''
+    sightings += [(Need('node-package', name), 'SKILL.md') for name in markdown_npm_installs(instructions)]
     for path in files:
         base = posixpath.basename(path)
         suffix = posixpath.splitext(base)[1].lower()
@@ -55,6 +63,10 @@ def scan_content(name: str, content: SkillContent, compatibility: str | None = N
             text = _read(content, path, notes)
             if text is not None:
                 sightings += [(need, path) for need in requirements_needs(path, text, notes)]
+            continue
+        if suffix == '.md':
+            text = _read(content, path, notes)
+            sightings += [(Need('node-package', name), path) for name in markdown_npm_installs(text or '')]
             continue
         if suffix not in _READ_SUFFIXES:
             continue
@@ -82,8 +94,12 @@ def scan_content(name: str, content: SkillContent, compatibility: str | None = N
                 notes.append(f'{path}: only its first {MAX_SHELL_BYTES // 1024} KiB were read for commands')
             if shell.unread:
                 notes.append(f'{path}: {shell.unread} line(s) not read (an unclosed quote)')
-        elif kind == 'node' and program == 'node':
-            sightings.append((Need('command', 'node'), path))  # a .js without `#!` may be a browser file
+            sightings += [(Need('node-package', name), path) for name in shell.node_packages]
+        elif kind == 'node':
+            packages = javascript_packages(text, module=suffix == '.mjs' or program == 'node')
+            sightings += [(Need('node-package', name), path) for name in packages]
+            if program == 'node' or packages:  # a .js without `#!` or npm packages may be a browser file
+                sightings.append((Need('command', 'node'), path))
         elif kind is None and program is not None:
             sightings.append((Need('command', program), path))
     return SkillNeeds(name, _fold_modules(merge(sightings)), compatibility, tuple(notes), merge(stdlib))

@@ -5,7 +5,8 @@ Conservative on purpose: a word counts only where a command starts (at the start
 (`jq`, not `$TOOL`, `./build.sh` or `"$DIR/run"`). A `$(...)` inside a quoted word is read as
 commands too. Left out: shell keywords and builtins, the script's own functions, variable assignments,
 here-document bodies, `case` patterns, backquotes and `bash -c` strings. A
-program the script looks for first (`command -v node`, `which node`, `type node`, `hash node`) is optional.
+program the script looks for first (`command -v node`, `which node`, `type node`, `hash node`) is optional. The
+packages an `npm install` command names are kept too (`node_source`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+from .node_source import npm_install_packages
 
 __all__ = ('ShellFindings', 'shell_commands')
 
@@ -115,6 +118,8 @@ class ShellFindings:
     """Lines that could not be split into words (an unbalanced quote), left out."""
     cut: bool = False
     """Whether the script is longer than `MAX_SHELL_BYTES` and only its start was read."""
+    node_packages: list[str] = field(default_factory=list[str])
+    """The npm packages it installs (`npm install -g pptxgenjs`), in order."""
 
 
 def shell_commands(text: str) -> ShellFindings:
@@ -127,6 +132,7 @@ def shell_commands(text: str) -> ShellFindings:
         scan.line(tokens)
     for command in scan.found:
         findings.commands[command] = command in scan.probed
+    findings.node_packages = list(dict.fromkeys(scan.node_packages))
     return findings
 
 
@@ -137,6 +143,7 @@ class _Scan:
         self.functions = functions
         self.found: list[str] = []
         self.probed: set[str] = set()
+        self.node_packages: list[str] = []
         self.case_depth = 0
 
     def line(self, tokens: list[str], depth: int = 0) -> None:
@@ -146,6 +153,8 @@ class _Scan:
             words = _after_keywords(segment)
             self.case_depth += (words[:1] == ['case']) - (words[:1] == ['esac'] or segment[:1] == ['esac'])
             programs, probes = _programs(words)
+            if words[:1] == ['npm']:
+                self.node_packages += npm_install_packages(words[1:])
             self.probed.update(probes)
             self.found += [program for program in programs if program not in self.functions]
             for word in segment:
