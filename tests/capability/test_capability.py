@@ -66,9 +66,10 @@ def test_load_skill_returns_instructions_tools_and_resources(make_script: Callab
             """\
 Loaded skill 'currency'.
 Tools available from your next response: convert.
-Files (read with `read_skill_resource`): rates.md.
 
-Quote the rate you used and its date.\
+Quote the rate you used and its date.
+
+Files (read with `read_skill_resource`): rates.md.\
 """
         ]
     )
@@ -278,7 +279,7 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
                     'properties': {
                         'name': {'description': 'The skill.', 'type': 'string'},
                         'path': {
-                            'description': 'As `load_skill` lists it.',
+                            'description': 'As `load_skill` lists it (a folder: its files).',
                             'type': 'string',
                         },
                         'offset': {'default': 0, 'description': 'First line (for the next page).', 'type': 'integer'},
@@ -351,9 +352,8 @@ def test_markdown_skill_loads_its_body_and_lists_its_files(make_script: Callable
     messages = run(script, Skills(SAMPLE_SKILLS))
 
     [text] = tool_returns(messages, 'load_skill')
-    assert text.startswith(
-        "Loaded skill 'csv-analysis'.\nFiles (read with `read_skill_resource`): scripts/profile.py.\n\n# Analysing CSV data"
-    )
+    assert text.startswith("Loaded skill 'csv-analysis'.\n\n# Analysing CSV data")
+    assert text.endswith('\n\nFiles (read with `read_skill_resource`): scripts/profile.py.')
 
 
 def test_python_and_folder_skills_share_one_catalog(make_script: Callable[..., Script]) -> None:

@@ -32,7 +32,7 @@ PACKING = '---\nname: packing\ndescription: What to pack for a trip.\n---\nPack 
 CHECKLIST = 'Hat, sunscreen.'
 SURFING = '---\nname: surfing\ndescription: Where the waves are.\n---\nCheck the swell.\n'
 LOADED_PACKING = (
-    "Loaded skill 'packing'.\nFiles (read with `read_skill_resource`): checklist.md.\n\nPack for the forecast."
+    "Loaded skill 'packing'.\n\nPack for the forecast.\n\nFiles (read with `read_skill_resource`): checklist.md."
 )
 OUTPUTS = ['Pack light: Lisbon is sunny.', 'Bring a hat.']
 CHECK = 'agent__trip__capability__skillshelf__refresh_library'  # the library check of a run, recorded

@@ -20,6 +20,7 @@ from pydantic_ai.workspaces import Workspace
 
 from .._text import one_line, shown, without_paths
 from ..content.base import decode_text
+from ..content.file_map import file_map, folder_listing
 from ..errors import ResourceError, SkillFormatError
 from ..library import SkillLibrary
 from ..scripts.materialise import Copied
@@ -139,7 +140,7 @@ def build_meta_toolset(
 
         Args:
             name: The skill.
-            path: As `load_skill` lists it.
+            path: As `load_skill` lists it (a folder: its files).
             offset: First line (for the next page).
             limit: Lines, at most 2000.
         """
@@ -147,6 +148,8 @@ def build_meta_toolset(
         if skill is None:
             return unknown_skill_message(library, name, search_offered())
         listed = skill.list_resources()
+        if path not in listed and (listing := folder_listing(path, listed)) is not None:
+            return _page(listing, max(0, offset), max(1, min(limit, MAX_PAGE_LINES)))
         try:
             served = _same_but_for_case(path, listed)
             text = decode_text(served, skill.content.read_bytes(served, MAX_PAGED_BYTES))
@@ -258,10 +261,10 @@ def _loaded_text(
         lines.append('Its tools start now and are listed with your other tools from your next response.')
     elif has_tools and skill.tool_names:
         lines.append(f'Tools available from your next response: {", ".join(skill.tool_names)}.')
-    if resources:
-        lines.append(f'Files (read with `read_skill_resource`): {", ".join(resources)}.')
     if instructions.strip():
         lines += ['', instructions.strip()]
+    if resources:  # after the instructions, which say which of them matter
+        lines += ['', file_map(resources, instructions)]
     return '\n'.join(lines)
 
 
