@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
+from pydantic_ai.workspaces import (
+    LocalWorkspaceBackend,
+    Workspace,
+    WorkspaceBackend,
+    WorkspaceError,
+    WorkspaceRef,
+    WrapperWorkspace,
+)
 
 from skillshelf import Skills, SkillSandbox, SkillWarning
 from skillshelf.scripts.programs import missing_program
@@ -144,3 +153,70 @@ def test_a_script_that_only_prints_the_words_is_never_said_to_lack_a_program(tmp
 )
 def test_missing_programs_are_found_in_what_the_run_printed(stderr: str, program: str | None) -> None:
     assert missing_program(stderr) == program
+
+
+# --- what load_skill says up front ---------------------------------------------------------------------------------
+
+LOADED_NOTE = (
+    f"This workspace lacks what some of its scripts need: the program '{TOOL}' (scripts/convert.py, "
+    "scripts/convert.sh); the Python module 'no_such_module_abc' (scripts/convert.py). Scripts that need them will "
+    'fail here: tell the user before you start, and do not retry them.'
+)
+NEEDY_SCRIPTS = {
+    'convert.py': PYTHON_CALLER + 'import no_such_module_abc\n',
+    'convert.sh': SHELL_CALLER,
+    'optional.py': (  # guarded: the script copes without them, so they are not said to be lacking
+        'try:\n    import other_module_abc\nexcept ImportError:\n    other_module_abc = None\n'
+        "import shutil\nif shutil.which('optional-tool-abc'):\n    pass\n"
+    ),
+    'present.sh': 'sh -c true\nls\n',  # programs every workspace here has
+}
+
+
+def test_load_skill_says_up_front_what_a_local_workspace_lacks(tmp_path: Path) -> None:
+    library = skill_with(tmp_path, NEEDY_SCRIPTS)
+    (tmp_path / 'work').mkdir()
+    loaded, _ = run(library, LocalWorkspace(tmp_path / 'work'))
+    header, body = loaded.split('\n\n', 1)
+    assert header.splitlines()[2] == LOADED_NOTE
+    assert body.startswith('Convert documents.')
+
+
+@needs_bwrap
+def test_load_skill_says_up_front_what_the_sandbox_lacks(tmp_path: Path) -> None:
+    library = skill_with(tmp_path, NEEDY_SCRIPTS)
+    loaded, _ = run(library, SkillSandbox(tmp_path / 'ws'))
+    assert loaded.split('\n\n', 1)[0].splitlines()[2] == LOADED_NOTE
+
+
+def test_a_skill_whose_needs_are_all_there_loads_without_a_note(tmp_path: Path) -> None:
+    library = skill_with(tmp_path, {'present.sh': NEEDY_SCRIPTS['present.sh'], 'ok.py': 'import json\n'})
+    (tmp_path / 'work').mkdir()
+    loaded, _ = run(library, LocalWorkspace(tmp_path / 'work'))
+    assert 'lacks' not in loaded
+    assert loaded.split('\n\n', 1)[0].count('\n') == 1  # the files' folder, nothing more
+
+
+class NoShellWorkspace(WrapperWorkspace):
+    """A workspace that cannot run `sh` (a remote one without a shell, say): it cannot say what it lacks."""
+
+    async def run(self, command: Any, **options: Any) -> Any:
+        if isinstance(command, list) and command[:1] == ['sh']:
+            raise WorkspaceError('there is no shell here')
+        return await super().run(command, **options)
+
+
+@dataclass
+class NoShell(AbstractCapability[Any]):
+    folder: Path
+
+    def get_workspace(self, ctx: RunContext[Any], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
+        return NoShellWorkspace(Workspace(LocalWorkspaceBackend(self.folder)))
+
+
+def test_a_workspace_that_cannot_answer_never_fails_the_load(tmp_path: Path) -> None:
+    library = skill_with(tmp_path, NEEDY_SCRIPTS)
+    (tmp_path / 'work').mkdir()
+    loaded, _ = run(library, NoShell(tmp_path / 'work'))
+    assert loaded.startswith("Loaded skill 'converter'.\nIts files are in the workspace at ")
+    assert 'lacks' not in loaded

@@ -45,6 +45,8 @@ SKILL_DIR_VARIABLES = ('${SKILL_DIR}', '${CLAUDE_SKILL_DIR}')
 text is ever expanded."""
 Placement = Callable[[Workspace, Skill[Any]], Awaitable[Copied | None]]
 """Puts a loaded skill's files in the run's workspace; returns where, or `None` when they are not put there."""
+Lacks = Callable[[Workspace, Skill[Any]], Awaitable[str]]
+"""What the run's workspace lacks for a loaded skill's scripts, as a note for the model (`''`: nothing, or unknown)."""
 Fork = Callable[[RunContext[Any], Skill[Any], str], Awaitable[str]]
 """Runs a `context: fork` skill as a sub-agent with the given arguments; returns what its load replies."""
 
@@ -74,6 +76,7 @@ def build_meta_toolset(
     threshold: float,
     search_offered: Callable[[], bool] = lambda: True,
     fork: Fork | None = None,
+    lacks: Lacks | None = None,
 ) -> FunctionToolset[Any]:
     """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`.
 
@@ -82,7 +85,8 @@ def build_meta_toolset(
     files are put in the run's workspace and `${SKILL_DIR}` in its instructions becomes their folder there.
     `search_offered` tells whether the model has `search_skills` now, for the hints of its replies. With `fork`,
     loading a `context: fork` skill runs it as a sub-agent, inside the tool call, so a durable engine that records
-    the call (a Temporal activity, a DBOS step with `SkillSteps`) records the sub-agent's result with it.
+    the call (a Temporal activity, a DBOS step with `SkillSteps`) records the sub-agent's result with it. With
+    `lacks` (scripts enabled), the reply says up front what the workspace lacks for the skill's scripts.
     """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
 
@@ -118,7 +122,7 @@ def build_meta_toolset(
             return unknown_skill_message(library, name, search_offered())
         if fork is not None and forks(skill):
             return await fork(ctx, skill, arguments)
-        return await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, place)
+        return await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, place, lacks)
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.UNLOAD))
     def unload_skill(name: str) -> ToolReturn | str:
@@ -170,18 +174,21 @@ async def load_reply(
     arguments: str = '',
     workspace: Workspace | None = None,
     place: Placement | None = None,
+    lacks: Lacks | None = None,
 ) -> ToolReturn | str:
     """What loading the skill `name` (in `library`) returns: its instructions with `arguments` substituted, its
-    files (put in `workspace` first, with `place`) and tools, and the record of the load; or why it cannot be read."""
+    files (put in `workspace` first, with `place`, and what the workspace lacks for them, with `lacks`) and tools,
+    and the record of the load; or why it cannot be read."""
     skill = library.skills[name]
     placed = await place(workspace, skill) if place is not None and workspace is not None else None
+    lacking = await lacks(workspace, skill) if lacks is not None and workspace is not None and placed else ''
     try:
         instructions = read_instructions(skill, placed.folder if placed is not None else None, arguments)
         resources = skill.list_resources()
     except (SkillFormatError, OSError) as error:
         return unreadable_message(name, error)
     return ToolReturn(
-        _loaded_text(skill, instructions, resources, skill.name in with_tools, placed),
+        _loaded_text(skill, instructions, resources, skill.name in with_tools, placed, lacking),
         metadata=state_change(capability_id, Operation.LOAD, name),
     )
 
@@ -247,7 +254,7 @@ def _match(skill: Skill[Any], score: float) -> SkillMatch:
 
 
 def _loaded_text(
-    skill: Skill[Any], instructions: str, resources: list[str], has_tools: bool, placed: Copied | None
+    skill: Skill[Any], instructions: str, resources: list[str], has_tools: bool, placed: Copied | None, lacking: str
 ) -> str:
     lines = [f'Loaded skill {skill.name!r}.']
     if placed is not None:
@@ -257,6 +264,8 @@ def _loaded_text(
         )
         if placed.left_out:
             lines.append(f'Not copied there: {"; ".join(placed.left_out)}.')
+    if lacking:
+        lines.append(lacking)
     if has_tools and not skill.tools_known:  # an MCP server, say: it lists its tools once it is started
         lines.append('Its tools start now and are listed with your other tools from your next response.')
     elif has_tools and skill.tool_names:

@@ -21,7 +21,7 @@ from typing import Any, cast
 from ...errors import SkillError
 from ...sandbox.bubblewrap import command_path, visible_paths
 from ...scripts.distributions import install_hint
-from .model import Checked, Need, SkillNeeds
+from ...scripts.needs.model import Checked, Need, SkillNeeds
 
 __all__ = ('PROBE_TIMEOUT', 'Environment', 'Facts', 'InterpreterError', 'SkillCheck', 'check_needs')
 

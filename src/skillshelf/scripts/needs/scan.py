@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ResourceError
-from ...scripts.distributions import distribution_of
-from ...scripts.script import INTERPRETERS, shebang_program
+from ..distributions import distribution_of
+from ..script import INTERPRETERS, shebang_program
 from .compatibility import COMPATIBILITY, compatibility_needs
 from .model import Need, SkillNeeds, merge, normalise
 from .python_source import PythonFindings, python_needs, requirements_needs
