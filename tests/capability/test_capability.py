@@ -279,7 +279,7 @@ def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
                     'properties': {
                         'name': {'description': 'The skill.', 'type': 'string'},
                         'path': {
-                            'description': 'As `load_skill` lists it (a folder: its files).',
+                            'description': 'As `load_skill` lists it.',
                             'type': 'string',
                         },
                         'offset': {'default': 0, 'description': 'First line (for the next page).', 'type': 'integer'},

@@ -23,6 +23,7 @@ from pydantic_ai.workspaces import (
 )
 
 from skillshelf import Skills, SkillSandbox, SkillWarning
+from skillshelf.scripts.lacking import Lack, lacking_note
 from skillshelf.scripts.programs import missing_program
 
 from sandbox_support import needs_bwrap
@@ -220,3 +221,21 @@ def test_a_workspace_that_cannot_answer_never_fails_the_load(tmp_path: Path) -> 
     loaded, _ = run(library, NoShell(tmp_path / 'work'))
     assert loaded.startswith("Loaded skill 'converter'.\nIts files are in the workspace at ")
     assert 'lacks' not in loaded
+
+
+def test_the_note_groups_lacks_by_kind_and_stays_short() -> None:
+    places = tuple(f'scripts/s{index}.py' for index in range(5))
+    lacks = [
+        Lack('module', 'lxml', places),
+        Lack('module', 'defusedxml', places[:1]),
+        Lack('program', 'soffice', places),
+    ]
+    assert lacking_note(lacks) == (
+        "This workspace lacks what some of its scripts need: the program 'soffice' (scripts/s0.py, scripts/s1.py +3); "
+        "the Python modules 'lxml' (scripts/s0.py, scripts/s1.py +3), 'defusedxml' (scripts/s0.py). Scripts that need "
+        'them will fail here: tell the user before you start, and do not retry them.'
+    )
+    many = [Lack('program', f'tool-{index}', places[:1]) for index in range(9)]
+    assert lacking_note(many).count("'tool-") == 6
+    assert '; and 3 more. Scripts' in lacking_note(many)
+    assert lacking_note([]) == ''

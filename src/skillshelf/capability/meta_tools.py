@@ -144,7 +144,7 @@ def build_meta_toolset(
 
         Args:
             name: The skill.
-            path: As `load_skill` lists it (a folder: its files).
+            path: As `load_skill` lists it.
             offset: First line (for the next page).
             limit: Lines, at most 2000.
         """

@@ -91,10 +91,15 @@ def lacking_note(lacks: list[Lack]) -> str:
     """The load reply's note on what the workspace lacks (`''` for nothing): what, where, and what to do."""
     if not lacks:
         return ''
-    shown = [f'{_what(lack)} ({_places(lack.found_in)})' for lack in lacks[:_MAX_SHOWN]]
-    more = f' and {len(lacks) - _MAX_SHOWN} more' if len(lacks) > _MAX_SHOWN else ''
+    kinds: list[str] = []
+    for kind, noun in (('program', 'program'), ('module', 'Python module')):
+        named = [lack for lack in lacks[:_MAX_SHOWN] if lack.kind == kind]
+        if named:
+            listed = ', '.join(f'{lack.name!r} ({_places(lack.found_in)})' for lack in named)
+            kinds.append(f'the {noun}{"s" if len(named) > 1 else ""} {listed}')
+    more = f'; and {len(lacks) - _MAX_SHOWN} more' if len(lacks) > _MAX_SHOWN else ''
     return (
-        f'This workspace lacks what some of its scripts need: {"; ".join(shown)}{more}. Scripts that need '
+        f'This workspace lacks what some of its scripts need: {"; ".join(kinds)}{more}. Scripts that need '
         f'{"them" if len(lacks) > 1 else "it"} will fail here: tell the user before you start, and do not retry them.'
     )
 
@@ -119,10 +124,6 @@ def _import_names(need: Need) -> tuple[str, ...]:
     return need.imports if need.kind == 'package' else ()
 
 
-def _what(lack: Lack) -> str:
-    return f'the program {lack.name!r}' if lack.kind == 'program' else f'the Python module {lack.name!r}'
-
-
 def _places(found_in: tuple[str, ...]) -> str:
-    more = f' and {len(found_in) - 2} more' if len(found_in) > 2 else ''
+    more = f' +{len(found_in) - 2}' if len(found_in) > 2 else ''
     return ', '.join(found_in[:2]) + more
