@@ -194,12 +194,22 @@ def quickstart(pick: Callable[[list[int]], int]) -> Figure:
     return lambda results: count(pick([request['total'] for request in results['quickstart_cost']['requests']]))
 
 
+def load_reply_row(results: Results, skill: str) -> dict[str, Any]:
+    """The row of `load_replies.json` for the skill folder named `skill`."""
+    return next(r for r in results['load_replies']['rows'] if r['skill'] == skill)
+
+
 def _figures() -> Iterator[tuple[str, Figure]]:
     """Every figure's name and how it is computed, by results file. A name says where its value comes from:
     `<results file>.<dataset or size>.<measure>`."""
     yield 'quickstart.request.min', quickstart(min)
     yield 'quickstart.request.max', quickstart(max)
     yield 'quickstart.everything', lambda r: count(r['quickstart_cost']['everything_in_context_chars'])
+
+    for skill in ('docx', 'xlsx', 'pptx'):
+        yield f'load_replies.{skill}.beyond', lambda r, s=skill: count(load_reply_row(r, s)['beyond_body_chars'])
+    yield 'load_replies.docx.flat', lambda r: count(load_reply_row(r, 'docx')['flat_file_list_chars'])
+    yield 'load_replies.docx.workspace', lambda r: count(load_reply_row(r, 'docx')['workspace_beyond_body_chars'])
 
     for size in (10, 1000, 2651, 100_000):
         yield f'context.{size}.first_request', lambda r, s=size: count(context_row(r, s)['first_request_chars'])

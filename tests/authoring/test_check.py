@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from skillshelf.authoring.cli.app import app
-from skillshelf.authoring.needs.shell import shell_commands
+from skillshelf.scripts.needs.shell import shell_commands
 
 from reliability.ledger import case
 from skill_files import write_skill

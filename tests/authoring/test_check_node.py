@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from skillshelf.authoring.cli.app import app
-from skillshelf.authoring.needs.node_source import javascript_packages, markdown_npm_installs, npm_install_packages
 from skillshelf.authoring.needs.system_links import configuration_of
 from skillshelf.sandbox.system import system_configuration
+from skillshelf.scripts.needs.node_source import javascript_packages, markdown_npm_installs, npm_install_packages
 from skillshelf.scripts.node import global_node_modules
 
 from skill_files import write_skill

@@ -237,8 +237,8 @@ def test_validate_accepts_a_skill_folder_itself() -> None:
 def test_show_prints_what_load_skill_returns() -> None:
     body = Skill.from_folder(SAMPLE_SKILLS / 'sql-review').load_instructions()
     data = run_json('show', 'sql-review', SAMPLE_SKILLS)
-    assert data['load_skill'].startswith("Loaded skill 'sql-review'.\nFiles (read with `read_skill_resource`)")
-    assert data['load_skill'].endswith(body)
+    assert data['load_skill'].startswith(f"Loaded skill 'sql-review'.\n\n{body.strip()}")
+    assert data['load_skill'].endswith('Files (read with `read_skill_resource`): references/checklist.md.')
     assert data['size']['characters'] == len(data['load_skill'])
     checklist = SAMPLE_SKILLS / 'sql-review' / 'references' / 'checklist.md'
     assert data['resources'] == [{'path': 'references/checklist.md', 'bytes': checklist.stat().st_size}]

@@ -210,10 +210,12 @@ def test_commands_on_an_empty_library_say_so(tmp_path: Path, command: tuple[str,
 def test_list_of_an_empty_library_says_so_and_hints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     result = invoke('list')
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # a script learns the library is empty from the status too
     assert flat(result.stdout).startswith(f'The library is empty: no skills in the working directory ({tmp_path}).')
     assert '`skillshelf list path/to/skills`' in flat(result.stdout)
-    listing = json.loads(invoke('list', '--json').stdout)
+    as_json = invoke('list', '--json')
+    assert as_json.exit_code == 1
+    listing = json.loads(as_json.stdout)
     assert listing['skills'] == []
     assert listing['skipped'] == [{'path': str(tmp_path), 'problem': 'no skill was found in the directory'}]
 
@@ -224,6 +226,7 @@ def test_an_empty_library_of_skipped_folders_points_at_validate(tmp_path: Path) 
     assert result.exit_code == 1
     assert '1 SKILL.md file was skipped: `skillshelf validate` says why' in flat(result.stderr)
     listed = invoke('list', tmp_path)
+    assert listed.exit_code == 1
     assert '1 SKILL.md file was skipped' in flat(listed.stdout)
     assert 'must be a string' in listed.stdout  # the table of skipped folders follows
 

@@ -66,9 +66,10 @@ def test_load_skill_returns_instructions_tools_and_resources(make_script: Callab
             """\
 Loaded skill 'currency'.
 Tools available from your next response: convert.
-Files (read with `read_skill_resource`): rates.md.
 
-Quote the rate you used and its date.\
+Quote the rate you used and its date.
+
+Files (read with `read_skill_resource`): rates.md.\
 """
         ]
     )
@@ -351,9 +352,8 @@ def test_markdown_skill_loads_its_body_and_lists_its_files(make_script: Callable
     messages = run(script, Skills(SAMPLE_SKILLS))
 
     [text] = tool_returns(messages, 'load_skill')
-    assert text.startswith(
-        "Loaded skill 'csv-analysis'.\nFiles (read with `read_skill_resource`): scripts/profile.py.\n\n# Analysing CSV data"
-    )
+    assert text.startswith("Loaded skill 'csv-analysis'.\n\n# Analysing CSV data")
+    assert text.endswith('\n\nFiles (read with `read_skill_resource`): scripts/profile.py.')
 
 
 def test_python_and_folder_skills_share_one_catalog(make_script: Callable[..., Script]) -> None:

@@ -192,8 +192,8 @@ def test_an_edited_skill_body_is_picked_up_by_the_next_load(library: Path) -> No
     fresh = Conversation(conversation.capability)
     [second] = fresh.turn(ToolCallPart('load_skill', {'name': 'alpha'}))
 
-    assert first.endswith('Alpha body v1.')
-    assert second.endswith('Alpha body v2.')
+    assert first.endswith('Alpha body v1.\n\nFiles (read with `read_skill_resource`): notes.md.')
+    assert second.endswith('Alpha body v2.\n\nFiles (read with `read_skill_resource`): notes.md.')
     case(AREA, 'a skill body edited between runs', 'picked up: the next load_skill returns the new body')
 
 

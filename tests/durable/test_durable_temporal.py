@@ -32,7 +32,7 @@ PACKING = '---\nname: packing\ndescription: What to pack for a trip.\n---\nPack 
 CHECKLIST = 'Hat, sunscreen.'
 SURFING = '---\nname: surfing\ndescription: Where the waves are.\n---\nCheck the swell.\n'
 LOADED_PACKING = (
-    "Loaded skill 'packing'.\nFiles (read with `read_skill_resource`): checklist.md.\n\nPack for the forecast."
+    "Loaded skill 'packing'.\n\nPack for the forecast.\n\nFiles (read with `read_skill_resource`): checklist.md."
 )
 OUTPUTS = ['Pack light: Lisbon is sunny.', 'Bring a hat.']
 CHECK = 'agent__trip__capability__skillshelf__refresh_library'  # the library check of a run, recorded
@@ -180,7 +180,8 @@ def test_a_users_slash_load_is_replayed_as_recorded_though_the_skill_was_removed
     assert first_live['request'] == 3
     assert 'forecast' in first_live['tools']
     # packing's folder is gone, yet the replayed run has the user's load as the original run got it.
-    assert returns_of(first_live, 'load_skill')[0] == f'{LOADED_PACKING}\n\nARGUMENTS: for Lisbon'
+    body, files = LOADED_PACKING.rsplit('\n\n', 1)
+    assert returns_of(first_live, 'load_skill')[0] == f'{body}\n\nARGUMENTS: for Lisbon\n\n{files}'
     assert result['activities'][:3] == [CHECK, USER_LOAD, MODEL]
 
 

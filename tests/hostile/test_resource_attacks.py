@@ -98,7 +98,6 @@ ATTACKS: list[tuple[str, str, str]] = [
     ('NUL byte truncation', 'notes.md\x00../../secret.txt', 'the path contains a NUL byte'),
     ('empty path', '', 'the path is empty'),
     ('whitespace path', ' \t ', 'the path is empty'),
-    ('the folder itself `.`', '.', 'is not a path inside the skill folder'),
     ('overlong path', 'a/' * (MAX_PATH_CHARACTERS // 2 + 1), f'the limit is {MAX_PATH_CHARACTERS:,}'),
     ('hidden file `.env`', '.env', 'is a hidden file'),
     ('hidden file in a sub-folder', 'sub/.hidden', 'is a hidden file'),
@@ -112,7 +111,6 @@ ATTACKS: list[tuple[str, str, str]] = [
         'huge.md',
         f'is {MAX_PAGED_BYTES + 1:,} bytes, over the {MAX_PAGED_BYTES:,}-byte limit for one read',
     ),
-    ('a directory', 'sub', 'is not a file'),
     ('missing file', 'nope.md', "no resource 'nope.md'"),
 ]
 if hasattr(os, 'mkfifo'):
@@ -179,6 +177,15 @@ def test_every_path_attack_is_refused_in_a_real_run(library: Path, tmp_path: Pat
         assert 'Its resources are: ' in reply, 'the refusal lists what can be read'
         shown = reply.split(' Its resources are: ', 1)[0] + ' (then lists the files it can read)'
         case(AREA, attack_name, shown.replace(str(tmp_path), '<tmp>'), root=tmp_path)
+
+
+def test_a_folder_path_lists_only_the_files_the_skill_lists_in_a_real_run(library: Path) -> None:
+    listed = Skill.from_folder(library / 'demo').list_resources()
+    replies, _ = run_attacks(Skills(library), ['.', 'sub', './sub/', 'escape-dir'])
+    assert replies['.'] == f'{len(listed)} files in the skill:\n' + '\n'.join(listed) + '\n'
+    assert replies['sub'] == replies['./sub/'] == '1 file in the folder sub/:\nsub/deep.md\n'
+    assert replies['escape-dir'].startswith('Cannot read '), 'a folder the skill does not list is no folder of it'
+    case(AREA, 'a folder of the skill (`.`, `sub`)', 'lists the files the skill lists beneath it, nothing else')
 
 
 @pytest.mark.parametrize(('name', 'path', 'content'), ALLOWED, ids=[name for name, _, _ in ALLOWED])

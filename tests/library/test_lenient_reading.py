@@ -343,12 +343,12 @@ def test_an_empty_directory_is_reported_and_validate_names_hidden_folders(tmp_pa
 
 
 def test_a_folder_of_skill_folders_says_to_list_it(tmp_path: Path) -> None:
-    write(tmp_path / 'skills', 'pdf', 'name: pdf\ndescription: PDFs.')
+    write(tmp_path / 'bundles', 'pdf', 'name: pdf\ndescription: PDFs.')  # a folder named skills is a repository's
     library, warned = build(tmp_path)
     assert library.skills == {}
     assert warned == [
-        f'skipped {tmp_path / "skills"}: the folder has no SKILL.md, so it is not a skill (skills in its sub-folders '
-        f'are not read); it holds skill folders: list {str(tmp_path / "skills")!r} as a directory'
+        f'skipped {tmp_path / "bundles"}: the folder has no SKILL.md, so it is not a skill (skills in its sub-folders '
+        f'are not read); it holds skill folders: list {str(tmp_path / "bundles")!r} as a directory'
     ]
 
 

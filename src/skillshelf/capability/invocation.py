@@ -79,7 +79,9 @@ async def user_load(ctx: RunContext[Any], shelf: Shelf, name: str, arguments: st
     if forks(skill):
         return 'fork', await shelf.fork(ctx, skill, arguments)
     library, capability_id, with_tools = shelf.library, shelf.capability_id, shelf.with_tools
-    reply = await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, shelf.place)
+    reply = await load_reply(
+        library, capability_id, name, with_tools, arguments, ctx.workspace, shelf.place, shelf.lacks
+    )
     return ('unreadable', reply) if isinstance(reply, str) else ('loaded', str(reply.return_value))
 
 

@@ -20,6 +20,7 @@ from pydantic_ai.workspaces import Workspace
 
 from .._text import one_line, shown, without_paths
 from ..content.base import decode_text
+from ..content.file_map import file_map, folder_listing
 from ..errors import ResourceError, SkillFormatError
 from ..library import SkillLibrary
 from ..scripts.materialise import Copied
@@ -44,6 +45,8 @@ SKILL_DIR_VARIABLES = ('${SKILL_DIR}', '${CLAUDE_SKILL_DIR}')
 text is ever expanded."""
 Placement = Callable[[Workspace, Skill[Any]], Awaitable[Copied | None]]
 """Puts a loaded skill's files in the run's workspace; returns where, or `None` when they are not put there."""
+Lacks = Callable[[Workspace, Skill[Any]], Awaitable[str]]
+"""What the run's workspace lacks for a loaded skill's scripts, as a note for the model (`''`: nothing, or unknown)."""
 Fork = Callable[[RunContext[Any], Skill[Any], str], Awaitable[str]]
 """Runs a `context: fork` skill as a sub-agent with the given arguments; returns what its load replies."""
 
@@ -73,6 +76,7 @@ def build_meta_toolset(
     threshold: float,
     search_offered: Callable[[], bool] = lambda: True,
     fork: Fork | None = None,
+    lacks: Lacks | None = None,
 ) -> FunctionToolset[Any]:
     """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`.
 
@@ -81,7 +85,8 @@ def build_meta_toolset(
     files are put in the run's workspace and `${SKILL_DIR}` in its instructions becomes their folder there.
     `search_offered` tells whether the model has `search_skills` now, for the hints of its replies. With `fork`,
     loading a `context: fork` skill runs it as a sub-agent, inside the tool call, so a durable engine that records
-    the call (a Temporal activity, a DBOS step with `SkillSteps`) records the sub-agent's result with it.
+    the call (a Temporal activity, a DBOS step with `SkillSteps`) records the sub-agent's result with it. With
+    `lacks` (scripts enabled), the reply says up front what the workspace lacks for the skill's scripts.
     """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
 
@@ -117,7 +122,7 @@ def build_meta_toolset(
             return unknown_skill_message(library, name, search_offered())
         if fork is not None and forks(skill):
             return await fork(ctx, skill, arguments)
-        return await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, place)
+        return await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, place, lacks)
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.UNLOAD))
     def unload_skill(name: str) -> ToolReturn | str:
@@ -147,6 +152,8 @@ def build_meta_toolset(
         if skill is None:
             return unknown_skill_message(library, name, search_offered())
         listed = skill.list_resources()
+        if path not in listed and (listing := folder_listing(path, listed)) is not None:
+            return _page(listing, max(0, offset), max(1, min(limit, MAX_PAGE_LINES)))
         try:
             served = _same_but_for_case(path, listed)
             text = decode_text(served, skill.content.read_bytes(served, MAX_PAGED_BYTES))
@@ -167,18 +174,21 @@ async def load_reply(
     arguments: str = '',
     workspace: Workspace | None = None,
     place: Placement | None = None,
+    lacks: Lacks | None = None,
 ) -> ToolReturn | str:
     """What loading the skill `name` (in `library`) returns: its instructions with `arguments` substituted, its
-    files (put in `workspace` first, with `place`) and tools, and the record of the load; or why it cannot be read."""
+    files (put in `workspace` first, with `place`, and what the workspace lacks for them, with `lacks`) and tools,
+    and the record of the load; or why it cannot be read."""
     skill = library.skills[name]
     placed = await place(workspace, skill) if place is not None and workspace is not None else None
+    lacking = await lacks(workspace, skill) if lacks is not None and workspace is not None and placed else ''
     try:
         instructions = read_instructions(skill, placed.folder if placed is not None else None, arguments)
         resources = skill.list_resources()
     except (SkillFormatError, OSError) as error:
         return unreadable_message(name, error)
     return ToolReturn(
-        _loaded_text(skill, instructions, resources, skill.name in with_tools, placed),
+        _loaded_text(skill, instructions, resources, skill.name in with_tools, placed, lacking),
         metadata=state_change(capability_id, Operation.LOAD, name),
     )
 
@@ -244,7 +254,7 @@ def _match(skill: Skill[Any], score: float) -> SkillMatch:
 
 
 def _loaded_text(
-    skill: Skill[Any], instructions: str, resources: list[str], has_tools: bool, placed: Copied | None
+    skill: Skill[Any], instructions: str, resources: list[str], has_tools: bool, placed: Copied | None, lacking: str
 ) -> str:
     lines = [f'Loaded skill {skill.name!r}.']
     if placed is not None:
@@ -254,14 +264,16 @@ def _loaded_text(
         )
         if placed.left_out:
             lines.append(f'Not copied there: {"; ".join(placed.left_out)}.')
+    if lacking:
+        lines.append(lacking)
     if has_tools and not skill.tools_known:  # an MCP server, say: it lists its tools once it is started
         lines.append('Its tools start now and are listed with your other tools from your next response.')
     elif has_tools and skill.tool_names:
         lines.append(f'Tools available from your next response: {", ".join(skill.tool_names)}.')
-    if resources:
-        lines.append(f'Files (read with `read_skill_resource`): {", ".join(resources)}.')
     if instructions.strip():
         lines += ['', instructions.strip()]
+    if resources:  # after the instructions, which say which of them matter
+        lines += ['', file_map(resources, instructions)]
     return '\n'.join(lines)
 
 

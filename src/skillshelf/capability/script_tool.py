@@ -28,6 +28,7 @@ from ..scripts.errors import WorkspaceFullError
 from ..scripts.limits import ScriptLimits
 from ..scripts.materialise import copy_skill
 from ..scripts.node import node_path_for
+from ..scripts.programs import missing_program, missing_program_warning
 from ..scripts.python import missing_module_warning, python_for
 from ..scripts.script import Script, ScriptResult, find_script, may_run_node, missing_module, script_command
 from ..skill import Skill
@@ -167,9 +168,12 @@ async def run_script(
     except (WorkspaceError, OSError, ValueError) as error:
         return f'Cannot run {shown(requested)} of {skill.name!r}: {workspace_problem(error)}.'
     record_script_result(result)
+    program = None
     if (module := missing_module(result.stderr)) is not None:
         warnings.warn(missing_module_warning(skill.name, found.path, module, workspace, python), stacklevel=2)
-    return report(found.path, result, limits, module, contained(workspace))
+    elif (program := missing_program(result.stderr)) is not None:  # even a script that carried on without it
+        warnings.warn(missing_program_warning(skill.name, found.path, program, workspace), stacklevel=2)
+    return report(found.path, result, limits, module, contained(workspace), program)
 
 
 def report(
@@ -178,9 +182,11 @@ def report(
     limits: ScriptLimits,
     missing: str | None = None,
     kills_every_process: bool = False,
+    missing_program: str | None = None,
 ) -> str:
     """The model's account of one run, in a workspace that kills every process a command started at its time limit
-    or not (see `workspace_errors.contained`)."""
+    or not (see `workspace_errors.contained`), that lacked the Python module `missing` or the program
+    `missing_program`, if it did."""
     if result.timed_out:
         lines = [f'{script} was stopped after {limits.timeout:g} s: {stopped_at_time_limit(kills_every_process)}.']
     elif result.stopped == 'output':
@@ -216,6 +222,11 @@ def report(
         lines.append(
             f'The script needs the Python module {missing!r}{package}, which the environment that runs scripts does '
             'not have. Do not retry it: tell the user the module is missing there, or carry on without this script.'
+        )
+    if missing_program is not None:
+        lines.append(
+            f'{script} runs the program {missing_program!r}, which this environment does not have. Do not retry it: '
+            'tell the user the program is missing there, or carry on without this script.'
         )
     return '\n'.join(lines)
 

@@ -21,13 +21,14 @@ from pydantic_ai.workspaces import Workspace, WorkspaceError
 from ..errors import SkillWarning
 from ..library import SkillLibrary
 from ..library.collection import check_tool_names
+from ..scripts.lacking import lacking_note, workspace_lacks
 from ..scripts.materialise import Copied, copy_skill
 from ..skill import Skill
 from .catalog import CatalogEntry, text_fields
 from .file_tools import FILE_TOOL_NAMES, build_file_toolset
 from .fork import fork_reply
 from .lazy_toolset import LazyToolset, ToolServerOutages
-from .meta_tools import META_TOOL_NAMES, Placement, build_meta_toolset
+from .meta_tools import META_TOOL_NAMES, Lacks, Placement, build_meta_toolset
 from .operations import Operation, ShelfToolset, skill_tool_tag
 from .options import SkillsOptions
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset
@@ -99,6 +100,7 @@ class Shelf:
             threshold=self.options.search.search_threshold,
             search_offered=self.offers_search,
             fork=self.fork,
+            lacks=self.lacks,
         )
         self.workspace_toolsets = (
             *(
@@ -129,6 +131,11 @@ class Shelf:
     def place(self) -> Placement | None:
         """With scripts on, how a loaded skill's files reach the run's workspace (see `place_skill`)."""
         return place_skill if self.options.scripts.workspace else None
+
+    @property
+    def lacks(self) -> Lacks | None:
+        """With scripts on, what the run's workspace lacks for a loaded skill's scripts (see `note_lacks`)."""
+        return note_lacks if self.options.scripts.scripts else None
 
     def sync(self) -> None:
         """Catch up with a library check (this run's or a concurrent run's) that replaced the skills: render the
@@ -180,6 +187,11 @@ async def place_skill(workspace: Workspace, skill: Skill[Any]) -> Copied | None:
             SkillWarning(f'skill {skill.name!r}: its files could not be put in the workspace: {error}'), stacklevel=2
         )
         return None
+
+
+async def note_lacks(workspace: Workspace, skill: Skill[Any]) -> str:
+    """The note on what `workspace` lacks for `skill`'s scripts (see `scripts.lacking`), `''` for nothing."""
+    return lacking_note(await workspace_lacks(workspace, skill))
 
 
 def _skill_toolset(

@@ -9,19 +9,26 @@ guide order them; Claude Code itself lets a personal skill win over a project on
    (`$CODEX_HOME/skills` when set), then `~/.claude/commands`.
 
 A usual location that does not exist is skipped without a word; a directory that is named and does not exist is an
-error.
+error. A named directory that is a repository's root (no `SKILL.md` of its own, and a `skills/` folder that is not a
+skill folder either: Anthropic's, OpenAI's, obra/superpowers', Vercel's) is read from its `skills/` folder, as
+`GitSource` reads a repository; hidden folders there that hold skills (OpenAI's `skills/.curated`, `skills/.system`)
+and skill folders left at the root are named in a `SkillWarning`, since they are not read.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import SkillError
+from ..errors import SkillError, SkillWarning
 from ..files import ReadPolicy
+from ..markdown.frontmatter import SKILL_FILE
 from ..sources.commands import CommandDirectorySource
 from ..sources.directory import DirectorySource
+from ..sources.misplaced import HINT_SCAN_LIMIT, where_skills_are
 
 __all__ = ('DirectoryLike', 'directory_sources', 'standard_directories')
 
@@ -87,7 +94,48 @@ def _with_policy(source: DirectoryLike, trusted: frozenset[str], policy: ReadPol
     if isinstance(source, CommandDirectorySource):
         return CommandDirectorySource(source.path, policy, source.optional)
     is_trusted = not source.optional and os.path.realpath(source.path) in trusted
-    return DirectorySource(source.path, is_trusted, policy, source.optional)
+    folder = source.path if source.optional else repository_skills(source.path)
+    return DirectorySource(folder, is_trusted, policy, source.optional)
+
+
+def repository_skills(directory: Path) -> Path:
+    """The folder of the named `directory` whose skill folders are read: its `skills/` folder at a repository's root
+    (see the module's docstring), else itself; what is not read there is named in a `SkillWarning`."""
+    conventional = directory / 'skills'
+    at_root = (
+        not os.path.lexists(directory / SKILL_FILE)
+        and conventional.is_dir()
+        and not os.path.lexists(conventional / SKILL_FILE)
+    )
+    folder = conventional if at_root else directory
+    unread: list[str] = []
+    if at_root and (left := _skill_folders(directory)):
+        unread.append(
+            f'the skill folder{"s" if len(left) > 1 else ""} {", ".join(left)} at its root '
+            f'{"are" if len(left) > 1 else "is"} not read: a skill folder may be listed in `directories` itself '
+            f'(e.g. {str(directory / left[0])!r})'
+        )
+    if _skill_folders(folder) and (hidden := where_skills_are(folder, nested=False)):
+        unread.append(hidden)  # without a visible skill, the read reports the directory as empty, with this advice
+    if unread:
+        where = 'read from its skills/ folder; ' if at_root else ''
+        warnings.warn(SkillWarning(f'the skill directory {str(directory)!r}: {where}{"; ".join(unread)}'), stacklevel=4)
+    return folder
+
+
+def _skill_folders(directory: Path) -> list[str]:
+    """The visible folders of `directory` that hold a `SKILL.md`, by name, among its first `HINT_SCAN_LIMIT`
+    entries (this only makes advice, read once when the library is built)."""
+    try:
+        with os.scandir(directory) as scan:
+            entries = list(itertools.islice(scan, HINT_SCAN_LIMIT))
+    except OSError:
+        return []
+    return sorted(
+        entry.name
+        for entry in entries
+        if not entry.name.startswith('.') and os.path.isfile(os.path.join(entry.path, SKILL_FILE))
+    )
 
 
 def _check_exists(source: DirectoryLike) -> None:

@@ -48,7 +48,8 @@ def list_skills(
     directories: Directories = None, skill: ImportPaths = None, as_json: AsJson = False, registry: Registry = None
 ) -> None:
     """List the skills found, with their tools and files, and every skipped SKILL.md with the reason; with
-    `--registry`, each skill's live revision and how many it has (`--json`: every revision)."""
+    `--registry`, each skill's live revision and how many it has (`--json`: every revision). Exits 1 when the
+    library is empty."""
     source = open_registry(registry) if registry else None
     library = build_library(directories, skill, registry=source, warn_skipped=False)  # the table lists them
     rows = [(item, item.list_resources()) for item in library.skills.values()]
@@ -71,6 +72,8 @@ def list_skills(
                 **({} if source is None else {'registry_version': source.current_version()}),
             }
         )
+        if not rows:
+            raise typer.Exit(1)  # a script that lists a library learns it is empty from the exit status too
         return
     console = out()
     if not rows:
@@ -78,7 +81,7 @@ def list_skills(
         message = empty_library(where, library.skipped)
         console.print(message[0].upper() + message[1:], markup=False)
         print_skipped(library.skipped)
-        return
+        raise typer.Exit(1)
     # Long cells fold onto more lines rather than being cut, so a long path stays whole in a narrow terminal; no
     # minimum widths, which would push the last columns past the edge.
     table = Table(show_edge=False, pad_edge=False)

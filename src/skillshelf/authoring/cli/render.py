@@ -31,9 +31,16 @@ if TYPE_CHECKING:
     from .probe import Size
 
 
+PIPE_WIDTH = 100_000
+"""The width of standard output when it is not a terminal and `COLUMNS` does not set one: wide enough that no table
+row wraps, so `skillshelf list | grep name` finds every name whole."""
+
+
 def out() -> Console:
-    """A console on the current standard output (created per call, so test runners can capture it)."""
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    """A console on the current standard output (created per call, so test runners can capture it); one that never
+    wraps a row when the output goes to a pipe or a file (see `PIPE_WIDTH`)."""
+    piped = not sys.stdout.isatty() and not os.environ.get('COLUMNS')
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False, width=PIPE_WIDTH if piped else None)
 
 
 def err() -> Console:
@@ -99,13 +106,47 @@ def progress_bar(label: str, quiet: bool) -> Progress:
 
 
 def note_skipped(skipped: Sequence[SkippedSkill], as_json: bool) -> None:
-    """Sum up on standard error the folders left out, after the warning line of each, so a missing skill is never
-    a mystery."""
-    if skipped and not as_json:
-        noun = 'folder was' if len(skipped) == 1 else 'folders were'
-        err().print(
-            f'{len(skipped)} skill {noun} skipped (see above); `skillshelf validate` says how to fix it.', markup=False
+    """Sum up on standard error what was left out, after the warning line of each, so a missing skill is never a
+    mystery; the fix is pointed at only where there is one (a skill shadowed by one of the same name in an earlier
+    directory is how a library overrides a skill, not a mistake)."""
+    if not skipped or as_json:
+        return
+    broken, shadowed, others = _kinds_of(skipped)
+    notes: list[str] = []
+    if broken:
+        notes.append(
+            f'{_count(broken, "skill folder was", "skill folders were")} skipped (see above); `skillshelf validate` '
+            f'says how to fix {"it" if broken == 1 else "them"}.'
         )
+    if shadowed:
+        notes.append(
+            f'{_count(shadowed, "skill is", "skills are")} shadowed by a skill of the same name in an earlier '
+            'directory (see above).'
+        )
+    if others:
+        notes.append(f'{_count(others, "entry that is", "entries that are")} not a skill left out (see above).')
+    err().print(' '.join(notes), markup=False)
+
+
+def _kinds_of(skipped: Sequence[SkippedSkill]) -> tuple[int, int, int]:
+    """How many of `skipped` are skill folders that could not be read (a `SKILL.md` is there), skills shadowed on
+    purpose, and entries that are no skill at all (`GEMINI.md`, `docs/`, an empty directory)."""
+    shadowed = sum(item.problem.startswith(SHADOWED) for item in skipped)
+    broken = sum(not item.problem.startswith(SHADOWED) and is_skill_file_skip(item) for item in skipped)
+    return broken, shadowed, len(skipped) - broken - shadowed
+
+
+SHADOWED = 'shadowed by '
+"""How the library's reason for a shadowed skill starts (see `library.collection`)."""
+
+
+def is_skill_file_skip(item: SkippedSkill) -> bool:
+    """Whether a skipped entry is a `SKILL.md` (or a folder holding one) that could not be used."""
+    return item.path.name == 'SKILL.md' or os.path.lexists(item.path / 'SKILL.md')
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f'{number} {one if number == 1 else many}'
 
 
 def empty_library(places: Sequence[Path] | str, skipped: Sequence[SkippedSkill]) -> str:
@@ -119,12 +160,12 @@ def empty_library(places: Sequence[Path] | str, skipped: Sequence[SkippedSkill])
         where = ', '.join(
             f'the working directory ({Path.cwd()})' if path == Path() else repr(str(path)) for path in places
         )
-        # A directory that holds no skill is reported itself (with where its skills may be): not a skipped file.
-        named = {os.path.abspath(path) for path in places}
-        skipped = [item for item in skipped if os.path.abspath(item.path) not in named]
-    if skipped:
-        count = f'{len(skipped)} SKILL.md file{" was" if len(skipped) == 1 else "s were"} skipped'
-        hint = f'{count}: `skillshelf validate` says why, and how to fix {"it" if len(skipped) == 1 else "them"}.'
+    # Only SKILL.md files count: a repository's other files and folders (`GEMINI.md`, `docs/`) and a directory that
+    # holds no skill (reported with where its skills may be) are no skills that failed.
+    broken = sum(is_skill_file_skip(item) and not item.problem.startswith(SHADOWED) for item in skipped)
+    if broken:
+        count = f'{broken} SKILL.md file{" was" if broken == 1 else "s were"} skipped'
+        hint = f'{count}: `skillshelf validate` says why, and how to fix {"it" if broken == 1 else "them"}.'
     else:
         hint = (
             'A skill is a folder holding a SKILL.md file: give the directory that holds your skill folders '

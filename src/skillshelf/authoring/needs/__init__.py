@@ -9,9 +9,9 @@ programs up as `SkillSandbox` (or, with `local`, a `LocalWorkspace`) would find 
 from __future__ import annotations
 
 from ...scripts.distributions import DISTRIBUTIONS, distribution_of, install_hint
+from ...scripts.needs.model import Checked, Need, NeedKind, SkillNeeds, Status
+from ...scripts.needs.scan import scan_content, scan_skill
 from .check import Environment, Facts, InterpreterError, SkillCheck, check_needs
-from .model import Checked, Need, NeedKind, SkillNeeds, Status
-from .scan import scan_content, scan_skill
 
 __all__ = (
     'DISTRIBUTIONS',

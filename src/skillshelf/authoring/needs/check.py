@@ -23,8 +23,8 @@ from typing import Any, cast
 from ...errors import SkillError
 from ...sandbox.bubblewrap import command_path, visible_paths
 from ...scripts.distributions import install_hint
+from ...scripts.needs.model import Checked, Need, SkillNeeds
 from ...scripts.node import global_node_modules
-from .model import Checked, Need, SkillNeeds
 from .system_links import configuration_of
 
 __all__ = ('PROBE_TIMEOUT', 'Environment', 'Facts', 'InterpreterError', 'SkillCheck', 'check_needs')

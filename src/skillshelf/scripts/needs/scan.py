@@ -14,8 +14,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ResourceError, SkillError
-from ...scripts.distributions import distribution_of
-from ...scripts.script import INTERPRETERS, shebang_program
+from ..distributions import distribution_of
+from ..script import INTERPRETERS, shebang_program
 from .compatibility import COMPATIBILITY, compatibility_needs
 from .model import Need, SkillNeeds, merge, normalise
 from .node_source import javascript_packages, markdown_npm_installs
