@@ -93,10 +93,9 @@ def missing_module_warning(skill: str, script: str, module: str, workspace: Work
     package = f'the package {distribution!r}' if distribution else 'the package that provides it'
     command = f' (`pip install {distribution}`)' if distribution else ''
     if described.kind == 'offers-python':
-        chosen = f', set by {described.python_setting}' if described.python_setting else ''
         remedy = (
             f'install {package} in the environment of {described.python or python}{command}, the interpreter '
-            f'{described.label} runs scripts on{chosen}, or name one that has it'
+            f'{described.python_setting or described.label} runs scripts on, or name one that has it'
         )
     elif described.kind == 'local':
         remedy = f'scripts in a LocalWorkspace run on {python}: install {package} in its environment{command}'
