@@ -34,6 +34,9 @@ OUTPUT = [str, DeferredToolRequests]
         (['run_skill_script'], 'scripts/any.py', ['--force'], True),
         (['Bash(python scripts/fill.py:*)'], 'scripts/fill.py', ['in.pdf', 'out.pdf'], True),
         (['Bash(python scripts/fill.py:*)'], 'scripts/fill.py', [], True),
+        (['Bash(python scripts/fill.py:*)'], 'scripts/fill.py', ['x; rm -f y'], True),  # an argument: no shell
+        (['Bash(python scripts/fill.py a b)'], 'scripts/fill.py', ['a b'], False),  # one argument, not two
+        (['Bash(python scripts/fill.py a b)'], 'scripts/fill.py', ['a', 'b'], True),
         (['Bash(python scripts/fill.py:*)'], 'scripts/fill_all.py', [], False),
         (['Bash(python3 scripts/fill.py *)'], 'scripts/fill.py', ['a'], True),
         (['Bash(python ${CLAUDE_SKILL_DIR}/scripts/fill.py:*)'], 'scripts/fill.py', ['a'], True),
