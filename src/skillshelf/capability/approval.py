@@ -14,15 +14,22 @@ an MCP server's prefixed tools) or a Claude Code `Bash` rule, which pre-approves
 - `Bash(python scripts/fill.py --check)`: that exact command line; `*` inside a rule matches any characters.
 
 A run's command line is the interpreter's name (`python`, `bash` or `node`, from the extension), the script's path
-in the skill folder and the arguments, separated by single spaces; a rule may leave the interpreter out, and may
-write `python3` for `python`, `sh` for `bash`, or start the path with `./` or `${CLAUDE_SKILL_DIR}/`. Claude Code's
-own tools (`Read`, `Grep`, `WebFetch(...)`, ...) name nothing in a pydantic-ai agent and are ignored.
+in the skill folder and the arguments, separated by single spaces (a word quoted as a shell would need it); a rule
+may leave the interpreter out, and may write `python3` for `python`, `sh` for `bash`, or start the path with `./` or
+`${CLAUDE_SKILL_DIR}/`. Claude Code's own tools (`Read`, `Grep`, `WebFetch(...)`, ...) name nothing in a pydantic-ai
+agent and are ignored.
+
+A `run_command` line runs under `sh -c`, so a rule pre-approves it only when it is one simple command
+(`capability.simple_command`: no `;`, `&&`, `|`, line break, substitution, redirection, `$`, ...) whose words match
+the rule, `Bash` and `Bash(*)` included: `git status || rm -f notes.txt` waits for the application whatever the
+rules. A script run passes its arguments as they are, with no shell, so it is one command by construction.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -40,6 +47,7 @@ from ..skill import Skill
 from .file_tools import COMMAND_TOOL_NAME
 from .operations import Operation, Tag
 from .script_tool import SCRIPT_TOOL_NAME
+from .simple_command import simple_command
 
 __all__ = (
     'Preapproval',
@@ -146,13 +154,17 @@ class ScriptCall:
 
     @property
     def command(self) -> str:
-        """The command line: program, script, arguments, separated by single spaces."""
-        return ' '.join([*([self.interpreter] if self.interpreter else []), self.target, *self.args])
+        """The command line: program, script, arguments, separated by single spaces (quoted where a shell needs)."""
+        return shlex.join([*([self.interpreter] if self.interpreter else []), *self._target_words, *self.args])
 
     @property
     def without_interpreter(self) -> str:
         """The command line without its program, for rules that leave it out."""
-        return ' '.join([self.target, *self.args])
+        return shlex.join([*self._target_words, *self.args])
+
+    @property
+    def _target_words(self) -> list[str]:
+        return self.target.split(' ', 1) if self.target.startswith('-m ') else [self.target]
 
 
 def script_call(skill: Skill[Any], args: dict[str, Any]) -> ScriptCall | None:
@@ -205,12 +217,14 @@ class Preapproval:
         )
 
     def approves_command(self, command: str) -> bool:
-        """Whether the shell command line `command` is pre-approved by a `Bash(...)` rule that names its program."""
-        words = command.split()
-        if not words:
+        """Whether the shell command line `command` is pre-approved: it must be one simple command (see
+        `simple_command`; a compound line, a substitution, a redirection or a `$` never is), whose words, as a
+        canonical line, a `Bash(...)` rule matches."""
+        simple = simple_command(command)
+        if simple is None:
             return False
-        words[0] = _INTERPRETER_SPELLINGS.get(words[0], words[0])
-        line = ' '.join(words)
+        words = [_INTERPRETER_SPELLINGS.get(simple.program, simple.program), *simple.words[1:]]
+        line = shlex.join(words)
         return any(rule.fullmatch(line) for rule, _ in self._script_rules)
 
     @cached_property
