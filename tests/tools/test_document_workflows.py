@@ -197,7 +197,10 @@ class Place:
     backend: WorkspaceBackend | None = field(default=None, init=False)
 
     def agent(self, model: Script) -> Agent[None, str]:
-        skills = Skills(SKILLS, scripts=True, file_tools=self.skill_file_tools)
+        # On the host, nothing isolates a script: the application lets the skills' Python scripts run unasked by
+        # naming their interpreter (a sandbox runs them unasked anyway).
+        programs = ['python3'] if self.kind == 'local' else []
+        skills = Skills(SKILLS, scripts=True, file_tools=self.skill_file_tools, preapproved_programs=programs)
         return Agent(model.model(), capabilities=[*self.capabilities, skills])
 
     def check_file_tools(self, model: Script) -> None:
