@@ -73,9 +73,12 @@ def ask_first(
     programs = options.preapproved_programs
     if tag.operation is Operation.COMMAND and not _preapproved_line(str(args.get('command', '')), programs):
         ask_before_command(tag, args, approved=approved)
-    elif tag.operation is Operation.RUN and _script_asks(options, workspace):
-        if not (programs and _preapproved_script(args, library, programs)):
-            ask_before_script(tag, args, library, approved=approved)
+    elif (
+        tag.operation is Operation.RUN
+        and _script_asks(options, workspace)
+        and not (programs and _preapproved_script(args, library, programs))
+    ):
+        ask_before_script(tag, args, library, approved=approved)
 
 
 def application_answers(root: AbstractCapability[Any], output_type: object, *, besides: type[object]) -> bool:

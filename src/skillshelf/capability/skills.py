@@ -39,8 +39,8 @@ from .catalog import DEFAULT_CATALOG_BUDGET, DEFAULT_CATALOG_ENTRY
 from .dispatch import execute
 from .durable import in_durable_unit, in_durable_workflow, off_event_loop, workspace_suppliers
 from .history import DEFAULT_ID, loaded_from_history, loaded_skills, revealed_from_history
-from .isolation import isolating_capability, workspace_label
 from .invocation import SkillCommand, UserLoad, invoke_from_prompt, user_load
+from .isolation import isolating_capability, workspace_label
 from .operations import tag_of
 from .options import SkillsOptions, resolve_skills, skill_list
 from .refusals import describe_problems, forgive, invalid_arguments_message, sanitized
