@@ -27,6 +27,7 @@ from skillshelf import GitSource, Skills, SkillSandbox, SkillWarning
 from skillshelf.capability.isolation import isolates
 from skillshelf.errors import SkillError
 
+from reliability.ledger import case
 from sandbox_support import BWRAP_PROBLEM, needs_bwrap
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
@@ -80,6 +81,9 @@ def test_on_the_host_with_no_one_to_ask_a_command_is_refused_and_the_run_goes_on
     assert 'tell the user' in refusal
     assert not (tmp_path / 'work' / 'made.txt').exists()
     assert tool_returns(model.requests[-1].messages, 'run_command') == [refusal]  # the model was told
+    case(
+        'Runs', 'run_command on the host, and the agent cannot take approvals', f'not run; the model is told: {refusal}'
+    )
 
 
 def test_on_the_host_a_script_run_is_refused_unless_scripts_are_trusted(tmp_path: Path) -> None:
@@ -220,6 +224,11 @@ def test_a_preapproved_programs_simple_command_runs_unasked_on_the_host_and_noth
     assert not replies[3].startswith('Not run')  # `python` names the same program as `python3`
     assert replies[4].startswith(HOST_REFUSAL)  # a program in the working directory is not the one named
     assert (work / 'keep.txt').read_text() == 'keep'
+    case(
+        "The model's calls",
+        "`python3 x.py; rm keep.txt` on the host, with `preapproved_programs=['python3']`",
+        'not run (two commands, so not pre-approved, and no one to ask); `python3 x.py` alone runs',
+    )
 
 
 def test_with_a_handler_a_preapproved_programs_command_asks_no_one_and_a_compound_one_asks(tmp_path: Path) -> None:
