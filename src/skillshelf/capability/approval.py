@@ -1,10 +1,10 @@
 """`allowed-tools` as pre-approval: while a skill is loaded, the calls it lists run without asking anyone.
 
 pydantic-ai defers a call that needs approval (a tool registered with `requires_approval=True`, one that raises
-`ApprovalRequired`, and, with `Skills(script_approval=True)`, every `run_skill_script`) to the application as
+`ApprovalRequired`, and the commands and script runs `capability.asking` makes wait) to the application as
 `DeferredToolRequests`. `Skills.handle_deferred_tool_calls` approves, inline, the calls a loaded skill's
-`allowed-tools` pre-approves; the others reach the application as before. With no approvals configured, nothing
-changes: a tool that needs none is never deferred.
+`allowed-tools` pre-approves; the others reach the application as before (or, when it takes no approvals,
+`capability.asking` answers skillshelf's own). A tool that needs no approval is never deferred.
 
 An `allowed-tools` entry is either a tool name (`get_forecast`; `*` matches any characters, so `github_*` covers
 an MCP server's prefixed tools) or a Claude Code `Bash` rule, which pre-approves the skill's own script runs:
@@ -68,7 +68,7 @@ _RECORDS_ANSWERER = 'answered_by' in inspect.signature(DeferredToolRequests.buil
 
 
 def ask_before_script(tag: Tag | None, args: dict[str, Any], library: SkillLibrary, *, approved: bool) -> None:
-    """With `script_approval`, make a script run wait for approval unless it was approved.
+    """Make a script run wait for approval unless it was approved (called where `capability.asking` says it asks).
 
     Asked whatever the run's load state is now: a model that loads a skill and runs its script in one response must
     not slip past the question because the skill was not loaded yet when it was asked.
