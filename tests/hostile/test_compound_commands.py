@@ -277,7 +277,13 @@ def runs_under(shell: str, line: str, programs: set[str]) -> tuple[int, list[tup
     return done.returncode, sorted(tuple(run) for run in runs)
 
 
-@settings(derandomize=True, database=None, deadline=None, max_examples=500, suppress_health_check=list(HealthCheck))
+@settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=500,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(line=LINES)
 def test_a_line_read_as_simple_commands_runs_exactly_those_under_real_shells(line: str) -> None:
     statement = (
