@@ -2,16 +2,19 @@
 `git status || rm -f notes.txt`: the rule was matched on the line's words, but the line runs under `sh -c`, so the
 user's file was deleted without a question, in the sandbox and on the host under `LocalWorkspace`.
 
-Now a rule pre-approves only a line that is one simple command (`capability.simple_command`) whose words it
-matches; every other line reaches the application as a deferred call. Each case is a real run: an `Agent` on a
-scripted `FunctionModel`, `run_command` under pydantic-ai's `LocalWorkspace` (real processes on a temporary
-folder) and skillshelf's `SkillSandbox` (real bubblewrap). The property at the end runs every line the check
-accepts under real `dash` and `bash`, and holds them to one program run with exactly the words the check found.
+Now the rules pre-approve a line only when it is simple commands joined by `;`, `&&`, `||` or `|`
+(`capability.simple_command`) and a rule matches each; every other line reaches the application as a deferred
+call. Each case is a real run: an `Agent` on a scripted `FunctionModel`, `run_command` under pydantic-ai's
+`LocalWorkspace` (real processes on a temporary folder) and skillshelf's `SkillSandbox` (real bubblewrap). The
+property at the end runs every line the check accepts under real `dash` and `bash`, and holds them to running
+exactly the programs with exactly the words the check found.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -30,7 +33,7 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolDen
 from pydantic_ai.workspaces import Workspace, WorkspaceError
 
 from skillshelf import Skills, SkillSandbox
-from skillshelf.capability.simple_command import NotASimpleCommand, read_simple_command
+from skillshelf.capability.simple_command import CommandList, NotASimpleCommand, read_commands
 from skillshelf.sandbox import SandboxWorkspace
 
 from reliability.ledger import case, example
@@ -122,10 +125,11 @@ def test_a_compound_line_waits_for_the_application_and_the_file_stays(tmp_path: 
 
 @pytest.mark.parametrize('kind', ['local', 'sandbox'])
 def test_a_plain_git_status_still_runs_without_asking(tmp_path: Path, kind: str) -> None:
-    result, notes = run_commands(tmp_path, kind, 'git status', "git status --short -- 'notes.txt'")
+    lines = ['git status', "git status --short -- 'notes.txt'", 'git status --short || git status']
+    result, notes = run_commands(tmp_path, kind, *lines)
     assert result.output == 'done'
     replies = tool_returns(result.all_messages(), 'run_command')
-    assert len(replies) == 2
+    assert len(replies) == 3
     assert all(reply.startswith('Exit code ') for reply in replies)  # 128 outside a repository: git ran
     assert all('not a git repository' in reply for reply in replies)
     assert notes() == NOTES
@@ -188,10 +192,12 @@ def test_a_forked_skill_asks_the_application_for_a_compound_line(tmp_path: Path)
 
 
 # Snippets a command line is made of: plain text, quotes, and every character a shell reads specially.
-SNIPPETS = [' ', '\t', 'a', 'b-c', '--x=1', '%', '/', ',', ':', '@', '+', "'", '"', '$', '$(', '${', '`', ';']
+SNIPPETS = [' ', '\t', 'a', 'b-c', '--x=1', '%', '/', ',', ':', '@', '+', "'", '"', '$', '$(', '${', '`', ';', '||']
 SNIPPETS += ['&', '|', '&&', '<', '>', '>>', '<<', '(', ')', '{', '}', '\n', '\\', '*', '?', '[', ']', '~', '#']
 SNIPPETS += ['!', 'é', 'x=1', 'rm', 'if', ' then ']
-_QUOTABLE = st.lists(st.sampled_from([snippet for snippet in SNIPPETS if snippet != "'"]), max_size=5).map(''.join)
+_QUOTABLE = st.lists(st.sampled_from([snippet for snippet in SNIPPETS if snippet not in "'\n"]), max_size=5).map(
+    ''.join
+)
 _WORD = st.lists(
     st.one_of(
         st.sampled_from(['a', 'b-c', '--x=1', '%', ',', 'é']),
@@ -202,64 +208,115 @@ _WORD = st.lists(
     min_size=1,
     max_size=4,
 ).map(''.join)
+_QUOTED_WORD = st.one_of(
+    st.sampled_from(['a', 'b-c', '--x=1', '%', ',', 'x=1', 'if']),
+    _QUOTABLE.map(lambda text: f"'{text}'"),
+    _QUOTABLE.filter(lambda text: not set(text) & set('"$`\\')).map(lambda text: f'"{text}"'),
+)
+_COMMAND = st.tuples(
+    st.sampled_from(['prog', 'git', 'rm', "'pr og'", 'sub/prog']),
+    st.lists(st.one_of(_QUOTED_WORD, _QUOTED_WORD, _WORD), max_size=4),
+)
+_JOIN = st.one_of(
+    st.sampled_from([';', ' ; ', '&&', ' && ', '||', ' || ', '|', ' | ']),
+    st.sampled_from([' & ', '\n', ';;', '|&', '&&&', ' ']),
+)
+_LIST = st.tuples(_COMMAND, st.lists(st.tuples(_JOIN, _COMMAND), min_size=1, max_size=3)).map(
+    lambda line: (
+        ' '.join([line[0][0], *line[0][1]])
+        + ''.join(join + ' '.join([program, *words]) for join, (program, words) in line[1])
+    )
+)
 LINES = st.one_of(
     st.lists(st.sampled_from(SNIPPETS), max_size=12).map(lambda parts: 'prog' + ''.join(parts)),
     st.lists(_WORD, max_size=5).map(lambda words: ' '.join(['prog', *words])),
+    _LIST,
+    _LIST,
 )
 RUN = '\x01run'
-"""What the logger writes before each run: a control character, which no word of a simple command holds."""
-LOGGER = '#!/bin/sh\n{ printf "\\001run\\0"; for word in "$@"; do printf "%s\\0" "$word"; done; } >> "$RUNS"\n'
+"""What a logger writes before each run: a control character, which no word of a simple command holds."""
 SHELLS = [shell for shell in ('/bin/dash', '/bin/bash') if Path(shell).exists()]
 
 
-def runs_under(shell: str, line: str, program: str) -> tuple[int, list[list[str]]]:
-    """Run `line` under `shell -c` in a fresh folder whose only program is a logger named `program`; the exit code
-    and the arguments of each run the logger saw."""
+def expected_runs(found: CommandList) -> list[tuple[str, ...]]:
+    """The commands that run when each exits with 0: all but the pipelines after a `||`."""
+    runs: list[tuple[str, ...]] = [found.commands[0].words]
+    skipping = False
+    for operator, command in zip(found.operators, found.commands[1:], strict=True):
+        skipping = skipping if operator == '|' else operator == '||'
+        if not skipping:
+            runs.append(command.words)
+    return sorted(runs)
+
+
+def runs_under(shell: str, line: str, programs: set[str]) -> tuple[int, list[tuple[str, ...]]]:
+    """Run `line` under `shell -c` in a fresh folder whose only programs are loggers named `programs`; the exit code
+    and each run the loggers saw (the program, then its arguments), sorted (a pipeline's run at once)."""
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        (root / 'bin').mkdir()
-        (root / 'cwd').mkdir()
-        logger = (root / 'cwd' / program) if '/' in program else (root / 'bin' / program)
-        logger.parent.mkdir(parents=True, exist_ok=True)
-        logger.write_text(LOGGER, encoding='utf-8')
-        logger.chmod(0o755)
+        for place in ('bin', 'cwd', 'runs'):
+            (root / place).mkdir()
+        for program in programs:
+            logger = (root / 'cwd' / program) if '/' in program else (root / 'bin' / program)
+            logger.parent.mkdir(parents=True, exist_ok=True)
+            logger.write_text(
+                f'#!/bin/sh\n{{ printf "\\001run\\0%s\\0" {shlex.quote(program)}; '
+                'for word in "$@"; do printf "%s\\0" "$word"; done; } >> "$RUNS/$$"\n',
+                encoding='utf-8',
+            )
+            logger.chmod(0o755)
         env = {'PATH': str(root / 'bin'), 'RUNS': str(root / 'runs'), 'LC_ALL': 'C.UTF-8'}
         done = subprocess.run([shell, '-c', line], cwd=root / 'cwd', env=env, capture_output=True, timeout=30)
-        log = (root / 'runs').read_bytes().decode() if (root / 'runs').exists() else ''
+        logs = [log.read_bytes().decode() for log in (root / 'runs').iterdir()]
     runs: list[list[str]] = []
-    for word in log.split('\0')[:-1]:
+    for word in (word for log in logs for word in log.split('\0')[:-1]):
         if word == RUN:
             runs.append([])
         else:
             runs[-1].append(word)
-    return done.returncode, runs
+    return done.returncode, sorted(tuple(run) for run in runs)
 
 
-@settings(derandomize=True, database=None, deadline=None, max_examples=400, suppress_health_check=list(HealthCheck))
+@settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=500,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(line=LINES)
-def test_a_line_read_as_one_simple_command_runs_as_exactly_that_under_real_shells(line: str) -> None:
+def test_a_line_read_as_simple_commands_runs_exactly_those_under_real_shells(line: str) -> None:
     statement = (
-        'A command line read as one simple command runs, under real dash and bash, exactly one program with exactly '
-        'the words read (every other line is asked, never pre-approved)'
+        'A command line read as simple commands (joined by ; && || |) runs, under real dash and bash, exactly those '
+        'programs with exactly the words read, and nothing else (every other line is asked, never pre-approved)'
     )
     try:
-        simple = read_simple_command(line)
+        found = read_commands(line)
     except NotASimpleCommand as refused:
-        example('one simple command', statement, f'refused: {str(refused).split(" (")[0].split(" {")[0]}')
+        example('simple commands', statement, f'refused: {str(refused).split(" (")[0].split(" {")[0]}')
         return
-    program = simple.program
-    if program.startswith(('/', '.')) or '..' in program.split('/') or program.endswith('/'):
-        example('one simple command', statement, 'read as simple, program outside the test folder: not run')
+    programs = {command.program for command in found.commands}
+    if any(posixpath.normpath(program) != program or program.startswith('/') for program in programs):
+        example('simple commands', statement, 'read as simple commands of a program the test cannot place: not run')
         return
     for shell in SHELLS:
-        code, runs = runs_under(shell, line, program)
-        assert (code, runs) == (0, [list(simple.words[1:])]), (shell, line, simple.words)
-    example('one simple command', statement, 'read as simple: ran once with the same words')
+        code, runs = runs_under(shell, line, programs)
+        assert (code, runs) == (0, expected_runs(found)), (shell, line)
+    joined = (
+        'one command' if len(found.commands) == 1 else 'commands joined by ' + ' '.join(sorted(set(found.operators)))
+    )
+    example('simple commands', statement, f'{joined}: ran as read')
 
 
 def test_the_property_runs_real_shells() -> None:
     assert SHELLS, 'no dash or bash here'
-    code, runs = runs_under(SHELLS[0], "prog a 'b c'", 'prog')
-    assert (code, runs) == (0, [['a', 'b c']])
+    found = read_commands("prog a 'b c' || rm -f x && git 'st atus' | sub/prog")
+    assert runs_under(
+        SHELLS[0], "prog a 'b c' || rm -f x && git 'st atus' | sub/prog", {'prog', 'rm', 'git', 'sub/prog'}
+    ) == (
+        0,
+        [('git', 'st atus'), ('prog', 'a', 'b c'), ('sub/prog',)],
+    )
+    assert expected_runs(found) == [('git', 'st atus'), ('prog', 'a', 'b c'), ('sub/prog',)]
     assert shutil.which('git') is not None, 'the run tests need git'
     assert os.access(SHELLS[0], os.X_OK)

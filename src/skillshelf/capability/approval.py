@@ -19,10 +19,11 @@ may leave the interpreter out, and may write `python3` for `python`, `sh` for `b
 `${CLAUDE_SKILL_DIR}/`. Claude Code's own tools (`Read`, `Grep`, `WebFetch(...)`, ...) name nothing in a pydantic-ai
 agent and are ignored.
 
-A `run_command` line runs under `sh -c`, so a rule pre-approves it only when it is one simple command
-(`capability.simple_command`: no `;`, `&&`, `|`, line break, substitution, redirection, `$`, ...) whose words match
-the rule, `Bash` and `Bash(*)` included: `git status || rm -f notes.txt` waits for the application whatever the
-rules. A script run passes its arguments as they are, with no shell, so it is one command by construction.
+A `run_command` line runs under `sh -c`, so the rules pre-approve it only when it is simple commands joined by
+`;`, `&&`, `||` or `|` (`capability.simple_command`: no `&`, line break, substitution, redirection, `$`, ...) and a
+rule matches the words of each, `Bash` and `Bash(*)` included: under `Bash(git status:*)`, `git status --short`
+runs unasked and `git status || rm -f notes.txt` waits for the application. A script run passes its arguments as
+they are, with no shell, so it is one command by construction.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from ..skill import Skill
 from .file_tools import COMMAND_TOOL_NAME
 from .operations import Operation, Tag
 from .script_tool import SCRIPT_TOOL_NAME
-from .simple_command import simple_command
+from .simple_command import NotASimpleCommand, read_commands
 
 __all__ = (
     'Preapproval',
@@ -217,14 +218,17 @@ class Preapproval:
         )
 
     def approves_command(self, command: str) -> bool:
-        """Whether the shell command line `command` is pre-approved: it must be one simple command (see
-        `simple_command`; a compound line, a substitution, a redirection or a `$` never is), whose words, as a
-        canonical line, a `Bash(...)` rule matches."""
-        simple = simple_command(command)
-        if simple is None:
+        """Whether the shell command line `command` is pre-approved: it must be simple commands joined by `;`, `&&`,
+        `||` or `|` (see `simple_command`; a substitution, a redirection or a `$` never is), and a `Bash(...)` rule
+        must match the words of each, as a canonical line."""
+        try:
+            commands = read_commands(command)
+        except NotASimpleCommand:
             return False
-        words = [_INTERPRETER_SPELLINGS.get(simple.program, simple.program), *simple.words[1:]]
-        line = shlex.join(words)
+        return all(self._approves_words(simple.words) for simple in commands.commands)
+
+    def _approves_words(self, words: tuple[str, ...]) -> bool:
+        line = shlex.join([_INTERPRETER_SPELLINGS.get(words[0], words[0]), *words[1:]])
         return any(rule.fullmatch(line) for rule, _ in self._script_rules)
 
     @cached_property
