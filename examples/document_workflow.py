@@ -7,7 +7,7 @@ scripts. Runs offline with a scripted model.
 
 By default the workspace is skillshelf's bubblewrap sandbox (`SkillSandbox`: one folder per conversation, no network;
 needs `bwrap`, e.g. `apt-get install bubblewrap`). `--local` uses pydantic-ai's `LocalWorkspace` in a temporary
-folder instead: scripts run unsandboxed there.
+folder instead: scripts run unsandboxed there, so the agent lets them run unasked with `preapproved_programs`.
 
     python examples/document_workflow.py
     python examples/document_workflow.py --local
@@ -144,8 +144,11 @@ async def main(local: bool) -> None:
             await Workspace(backend).write_bytes('letter.docx', letter())
             extra.update(workspace=backend, conversation_id=conversation)
 
-        # 2. The run: the skill's scripts and the model's file tools all work in that workspace.
-        skills = Skills(skills=[DOCX_TEXT], scripts=True, file_tools=True)
+        # 2. The run: the skill's scripts and the model's file tools all work in that workspace. In the sandbox the
+        # scripts run without asking anyone; on the host (--local) nothing isolates them, so the application names
+        # the interpreter they run on as a program that may run unasked (else they would be refused: no one is asked).
+        programs = ['python3'] if local else []
+        skills = Skills(skills=[DOCX_TEXT], scripts=True, file_tools=True, preapproved_programs=programs)
         agent = Agent(scripted_model(), capabilities=[workspace, skills])
         result = await agent.run('In letter.docx, move the meeting to Thursday.', **extra)
         show(result.new_messages())

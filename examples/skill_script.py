@@ -4,7 +4,7 @@ Runs offline with a scripted model: it loads the skill, then calls `run_skill_sc
 file. By default the agent has no workspace of its own, so skillshelf supplies its bubblewrap sandbox (one folder per
 conversation, no network, nothing of the host but the system and Python); it needs `bwrap` (Debian/Ubuntu:
 `apt-get install bubblewrap`). `--local` gives the agent pydantic-ai's `LocalWorkspace` in a temporary folder instead:
-scripts run unsandboxed there.
+scripts run unsandboxed there, trusted like the program's own code (`script_approval=False`).
 
     python examples/skill_script.py
     python examples/skill_script.py --local
@@ -60,7 +60,9 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         workspace = [LocalWorkspace(folder)] if args.local else []
-        agent = Agent(scripted_model(), capabilities=[*workspace, Skills(SKILLS_DIR, scripts=True)])
+        # On the host nothing isolates a script, so it would be refused (no one is asked) unless the skills are trusted.
+        skills = Skills(SKILLS_DIR, scripts=True, script_approval=False if args.local else None)
+        agent = Agent(scripted_model(), capabilities=[*workspace, skills])
         result = agent.run_sync('Profile my sales data.')
         if not args.local and result.response.workspace_ref is not None:
             asyncio.run(

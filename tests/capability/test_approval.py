@@ -34,6 +34,9 @@ OUTPUT = [str, DeferredToolRequests]
         (['run_skill_script'], 'scripts/any.py', ['--force'], True),
         (['Bash(python scripts/fill.py:*)'], 'scripts/fill.py', ['in.pdf', 'out.pdf'], True),
         (['Bash(python scripts/fill.py:*)'], 'scripts/fill.py', [], True),
+        (['Bash(python scripts/fill.py:*)'], 'scripts/fill.py', ['x; rm -f y'], True),  # an argument: no shell
+        (['Bash(python scripts/fill.py a b)'], 'scripts/fill.py', ['a b'], False),  # one argument, not two
+        (['Bash(python scripts/fill.py a b)'], 'scripts/fill.py', ['a', 'b'], True),
         (['Bash(python scripts/fill.py:*)'], 'scripts/fill_all.py', [], False),
         (['Bash(python3 scripts/fill.py *)'], 'scripts/fill.py', ['a'], True),
         (['Bash(python ${CLAUDE_SKILL_DIR}/scripts/fill.py:*)'], 'scripts/fill.py', ['a'], True),
@@ -231,5 +234,5 @@ def test_a_file_named_like_a_program_is_not_pre_approved_as_that_program(tmp_pat
 
 
 def test_script_approval_is_checked_as_an_option() -> None:
-    with pytest.raises(Exception, match='`script_approval` option must be true or false'):
+    with pytest.raises(Exception, match='`script_approval` option must be true, false or null'):
         Skills(script_approval='yes')  # type: ignore[arg-type]

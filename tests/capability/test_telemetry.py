@@ -178,7 +178,7 @@ def test_a_script_run_records_the_script_and_its_exit_code(spans: InMemorySpanEx
             [call('load_skill', name='tool-kit')],
             [call('run_skill_script', name='tool-kit', script='scripts/fail.py')],
         ],
-        Skills(tmp_path / 'lib', scripts=True),
+        Skills(tmp_path / 'lib', scripts=True, script_approval=False),  # on the host: trusted, so not asked
         instrument=InstrumentationSettings(),
         workspace=LocalWorkspace(tmp_path),
     )

@@ -49,7 +49,7 @@ def run_echo(tmp_path: Path, kind: str, **arguments: Any) -> list[str]:
             [call('run_skill_script', name='tool', script='scripts/echo.py', args=['ok'])],
         ]
     )
-    capabilities = [workspace(kind, tmp_path), Skills(tmp_path / 'lib', scripts=True)]
+    capabilities = [workspace(kind, tmp_path), Skills(tmp_path / 'lib', scripts=True, script_approval=False)]
     messages = Agent(script.model(), capabilities=capabilities).run_sync('go').all_messages()
     replies = tool_returns(messages, 'run_skill_script')
     assert replies[1] == 'scripts/echo.py exited with code 0.\nOutput:\n1 2'

@@ -166,7 +166,7 @@ def test_the_time_limit_holds_a_child_in_its_own_session_and_says_so_truly(tmp_p
 
 def test_a_local_workspace_is_not_said_to_have_killed_every_process(tmp_path: Path) -> None:
     (tmp_path / 'work').mkdir()
-    skills = Skills(library(tmp_path), scripts=True, script_limits=ScriptLimits(timeout=2))
+    skills = Skills(library(tmp_path), scripts=True, script_approval=False, script_limits=ScriptLimits(timeout=2))
     result = run([LocalWorkspace(tmp_path / 'work'), skills], script('detach.py'))
     [reply] = tool_returns(result.all_messages(), 'run_skill_script')
     subprocess.run(['pkill', '-f', 'sleep 4; echo escaped'], check=False)  # the child the workspace left running

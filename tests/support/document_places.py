@@ -61,7 +61,12 @@ class Place:
 
     def agent(self, model: Script, limits: ScriptLimits | None = None) -> Agent[None, str]:
         """An agent of `model` with the document skills, their scripts run within `limits`."""
-        skills = Skills(SKILLS, scripts=True, file_tools=self.skill_file_tools, script_limits=limits or ScriptLimits())
+        # On the host nothing isolates a script: the application trusts these skills' scripts like its own code (a
+        # sandbox runs them unasked anyway).
+        trusted: dict[str, Any] = {'script_approval': False} if self.kind == 'local' else {}
+        skills = Skills(
+            SKILLS, scripts=True, file_tools=self.skill_file_tools, script_limits=limits or ScriptLimits(), **trusted
+        )
         return Agent(model.model(), capabilities=[*self.capabilities, skills])
 
     def check_file_tools(self, model: Script) -> None:

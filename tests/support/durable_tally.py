@@ -80,10 +80,9 @@ def variant_of(work: Path) -> str | None:
 
 def tally_capabilities(work: Path, variant: str) -> list[AbstractCapability[Any]]:
     """The agent's capabilities before the durability ones: `Skills` with scripts, and for `local` a workspace."""
-    skills = Skills(work / 'skills', scripts=True)
-    if variant == 'local':
-        return [LocalWorkspace(work / 'workspace'), skills]
-    return [skills]  # Skills supplies its SkillSandbox (see Skills.for_agent)
+    if variant == 'local':  # on the host, a script run asks first unless the skills are trusted
+        return [LocalWorkspace(work / 'workspace'), Skills(work / 'skills', scripts=True, script_approval=False)]
+    return [Skills(work / 'skills', scripts=True)]  # Skills supplies its SkillSandbox (see Skills.for_agent)
 
 
 def _run(label: str) -> ToolCallPart:

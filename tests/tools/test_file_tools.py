@@ -47,6 +47,12 @@ def skill_library(root: Path, allowed: str = '') -> Path:
     return folder.parent
 
 
+def file_skills(root: Path) -> Skills[Any]:
+    """The file tools on a library of one skill; the agents built with them take approvals (`OUTPUT`), as an
+    application giving a host workspace does, so that `run_command` is asked about rather than refused."""
+    return Skills(skill_library(root), file_tools=True)
+
+
 def returns(messages: list[ModelMessage], tool: str) -> list[Any]:
     return [
         part.content
@@ -72,7 +78,7 @@ def test_the_model_writes_edits_lists_and_reads_files(workspace: AbstractCapabil
             [call('edit_file', path='notes/plan.md', old_text='step', new_text='x')],
         ]
     )
-    agent = Agent(model.model(), capabilities=[workspace, Skills(skill_library(tmp_path), file_tools=True)])
+    agent = Agent(model.model(), capabilities=[workspace, file_skills(tmp_path)], output_type=OUTPUT)
     messages = agent.run_sync('plan').all_messages()
     assert tool_returns(messages, 'write_file') == ["Wrote 'notes/plan.md' (18 bytes)."]
     assert tool_returns(messages, 'edit_file') == [
@@ -97,7 +103,7 @@ def put_file(workspace: AbstractCapability[Any], tmp_path: Path, path: str, data
 def test_an_image_comes_back_as_an_image_the_model_sees(workspace: AbstractCapability[Any], tmp_path: Path) -> None:
     picture = png(4, 3)
     model = Script([[call('read_file', path='thumb.png')]])
-    agent = Agent(model.model(), capabilities=[workspace, Skills(skill_library(tmp_path), file_tools=True)])
+    agent = Agent(model.model(), capabilities=[workspace, file_skills(tmp_path)], output_type=OUTPUT)
     result = agent.run_sync('look', **put_file(workspace, tmp_path, 'thumb.png', picture))
     [content] = returns(result.all_messages(), 'read_file')
     assert content[0] == f"'thumb.png' ({len(picture)} bytes):"
@@ -118,8 +124,8 @@ def test_paths_outside_the_workspace_and_skill_copies_are_refused(tmp_path: Path
             [call('write_file', path='.skillshelf/skills/docs-kit/scripts/tool.py', content='print("changed")')],
         ]
     )
-    capabilities = [LocalWorkspace(tmp_path / 'work'), Skills(skill_library(tmp_path), file_tools=True)]
-    messages = Agent(model.model(), capabilities=capabilities).run_sync('peek').all_messages()
+    capabilities = [LocalWorkspace(tmp_path / 'work'), file_skills(tmp_path)]
+    messages = Agent(model.model(), capabilities=capabilities, output_type=OUTPUT).run_sync('peek').all_messages()
     reads = tool_returns(messages, 'read_file')
     assert all(reply.endswith('it is outside the workspace.') for reply in reads), reads
     assert not any('SECRET' in reply for reply in reads)

@@ -13,12 +13,14 @@ from pydantic_ai.capabilities import AbstractCapability, HandleDeferredToolCalls
 from pydantic_ai.messages import TextPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
-from skillshelf import Skills
+from skillshelf import Skills, SkillWarning
 
 from reliability.ledger import case
 from scripted_model import Script, call, parent_and_fork, tool_returns
 from skill_files import write_skill
 
+TAKES_APPROVALS = [str, DeferredToolRequests]
+"""The parent agent's output types when the application takes approvals (so nothing is refused for want of one)."""
 SCRIPT = 'import sys\nopen("greeting.txt", "w").write("hello " + sys.argv[1])\nprint("wrote greeting.txt")\n'
 
 
@@ -51,8 +53,10 @@ def test_the_fork_reads_its_skills_file_and_writes_one_the_parent_then_reads(
             [TextPart('Wrote memo.txt.')],
         ]
     )
-    agent = Agent(parent_and_fork(parent, fork), capabilities=[Skills(lib, file_tools=True), workspace])
-    result = agent.run_sync('Write a memo about the offsite')
+    capabilities = [Skills(lib, file_tools=True), workspace]
+    result = Agent(parent_and_fork(parent, fork), capabilities=capabilities, output_type=TAKES_APPROVALS).run_sync(
+        'Write a memo about the offsite'
+    )
 
     instructions = fork.requests[0].instructions or ''
     folder = next(word for word in instructions.split() if word.endswith('/.skillshelf/skills/memo/style.md,'))
@@ -87,8 +91,9 @@ def test_the_fork_runs_its_skills_script_and_the_parent_sees_what_it_wrote(
             [TextPart('Greeted Ada.')],
         ]
     )
-    skills = Skills(lib, scripts=True, file_tools=True)
-    result = Agent(parent_and_fork(parent, fork), capabilities=[skills, workspace]).run_sync('Greet Ada')
+    skills = Skills(lib, scripts=True, file_tools=True, script_approval=False)
+    agent = Agent(parent_and_fork(parent, fork), capabilities=[skills, workspace], output_type=TAKES_APPROVALS)
+    result = agent.run_sync('Greet Ada')
 
     ran, refused = returns_in(fork, 'run_skill_script')
     assert ran == 'scripts/greet.py exited with code 0.\nOutput:\nwrote greeting.txt'
@@ -102,16 +107,23 @@ def test_a_forks_shell_command_is_refused_unless_the_application_approves_it(tmp
     (tmp_path / 'work').mkdir()
     command = call('run_command', command='touch removed-everything')
 
-    def run(*extra: AbstractCapability[Any]) -> Script:
+    def run(*extra: AbstractCapability[Any], **options: Any) -> Script:
         parent, fork = Script([[call('load_skill', name='memo')]]), Script([[command], [TextPart('Tried.')]])
         capabilities = [Skills(lib, file_tools=True), LocalWorkspace(tmp_path / 'work'), *extra]
-        result = Agent(parent_and_fork(parent, fork), capabilities=capabilities).run_sync('Clean up')
+        result = Agent(parent_and_fork(parent, fork), capabilities=capabilities, **options).run_sync('Clean up')
         assert result.output == 'done'
         return fork
 
-    refused = run()
+    # The application takes approvals (it would get the parent's), but a sub-agent cannot wait for them.
+    refused = run(output_type=TAKES_APPROVALS)
     [reply] = returns_in(refused, 'run_command')
     assert reply.startswith("Not run: this call needs approval, and no one could give it: the skill 'memo' runs")
+    assert not (tmp_path / 'work' / 'removed-everything').exists()
+    # It takes none, and the workspace is the host: the parent's `Skills` refuses it.
+    with pytest.warns(SkillWarning, match='`run_command` will be refused'):
+        on_the_host = run()
+    [reply] = returns_in(on_the_host, 'run_command')
+    assert reply.startswith('Not run: this command needs approval, and no one can give it here')
     assert not (tmp_path / 'work' / 'removed-everything').exists()
     case('Runs', 'a forked skill runs a shell command no one approved', f'not run; the sub-agent is told: {reply}')
 
@@ -141,7 +153,8 @@ def test_with_script_approval_a_forks_script_runs_only_when_its_allowed_tools_pr
     parent = Script([[call('load_skill', name='memo', arguments='Ada')]])
     fork = Script([[call('run_skill_script', name='memo', script='scripts/greet.py', args=['Ada'])], [TextPart('Ok.')]])
     skills = Skills(lib, scripts=True, script_approval=True)
-    Agent(parent_and_fork(parent, fork), capabilities=[skills, LocalWorkspace(tmp_path / 'work')]).run_sync('Greet')
+    capabilities = [skills, LocalWorkspace(tmp_path / 'work')]
+    Agent(parent_and_fork(parent, fork), capabilities=capabilities, output_type=TAKES_APPROVALS).run_sync('Greet')
 
     [reply] = returns_in(fork, 'run_skill_script')
     if allowed:

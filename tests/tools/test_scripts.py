@@ -257,7 +257,7 @@ def test_skill_dir_names_the_skills_files_in_the_workspace(tmp_path: Path) -> No
         [Skills(library)]
     )
     home = tmp_path / 'work' / '.skillshelf' / 'skills' / 'tool-kit'
-    local = loaded_text([LocalWorkspace(tmp_path / 'work'), Skills(library, scripts=True)])
+    local = loaded_text([LocalWorkspace(tmp_path / 'work'), Skills(library, scripts=True, script_approval=False)])
     assert f'Run `python {home}/scripts/x.py` or {home}/x; $HOME stays.' in local
     assert f'Its files are in the workspace at {home} ' in local
     assert (home / 'scripts' / 'x.py').read_text(encoding='utf-8') == 'print(1)\n'
@@ -280,7 +280,7 @@ def test_scripts_are_off_by_default_and_need_the_skill_loaded(tmp_path: Path) ->
 
     (tmp_path / 'work').mkdir()
     early = Script([[call('run_skill_script', name='tool-kit', script='scripts/x.py')]])
-    capabilities = [LocalWorkspace(tmp_path / 'work'), Skills(library, scripts=True)]
+    capabilities = [LocalWorkspace(tmp_path / 'work'), Skills(library, scripts=True, script_approval=False)]
     messages = Agent(early.model(), capabilities=capabilities).run_sync('go').all_messages()
     assert tool_returns(messages, 'run_skill_script') == [
         "The skill 'tool-kit' is not loaded: call `load_skill` with 'tool-kit' first, then run its scripts."
@@ -298,7 +298,7 @@ def test_a_local_workspace_runs_python_and_bash_with_arguments_as_given(tmp_path
     )
     (tmp_path / 'work').mkdir()
     workspace = LocalWorkspace(tmp_path / 'work')
-    capability = Skills(library, scripts=True)
+    capability = Skills(library, scripts=True, script_approval=False)
     assert run_script(capability, 'scripts/echo.py', ['a b', '*', '$(id)'], workspace) == (
         "scripts/echo.py exited with code 3.\nOutput:\n['a b', '*', '$(id)']"
     )
@@ -323,14 +323,21 @@ def test_a_python_module_runs_with_the_skill_on_the_path(tmp_path: Path) -> None
     (tmp_path / 'work').mkdir()
     workspace = LocalWorkspace(tmp_path / 'work')
     for named in ('scripts.main', 'python -m scripts.main', 'scripts/main.py'):
-        assert run_script(Skills(library, scripts=True), named, ['quiet'], workspace).endswith('Output:\nQUIET'), named
+        assert run_script(Skills(library, scripts=True, script_approval=False), named, ['quiet'], workspace).endswith(
+            'Output:\nQUIET'
+        ), named
 
 
 def test_a_missing_module_is_said_plainly_and_warned_about(tmp_path: Path) -> None:
     library = skill_with(tmp_path, {'needs.py': 'import no_such_package_abc\n'})
     (tmp_path / 'work').mkdir()
     with pytest.warns(SkillWarning, match="needs the Python module 'no_such_package_abc'") as caught:
-        reply = run_script(Skills(library, scripts=True), 'scripts/needs.py', [], LocalWorkspace(tmp_path / 'work'))
+        reply = run_script(
+            Skills(library, scripts=True, script_approval=False),
+            'scripts/needs.py',
+            [],
+            LocalWorkspace(tmp_path / 'work'),
+        )
     assert reply.endswith(
         "The script needs the Python module 'no_such_package_abc', which the environment that runs scripts does not "
         'have. Do not retry it: tell the user the module is missing there, or carry on without this script.'
@@ -347,7 +354,12 @@ def test_a_module_installed_under_another_name_is_named_with_its_package(tmp_pat
     library = skill_with(tmp_path, {'word.py': 'from docx import Document\n'})  # python-docx, not installed here
     (tmp_path / 'work').mkdir()
     with pytest.warns(SkillWarning, match="needs the Python module 'docx'") as caught:
-        reply = run_script(Skills(library, scripts=True), 'scripts/word.py', [], LocalWorkspace(tmp_path / 'work'))
+        reply = run_script(
+            Skills(library, scripts=True, script_approval=False),
+            'scripts/word.py',
+            [],
+            LocalWorkspace(tmp_path / 'work'),
+        )
     assert "needs the Python module 'docx' (installed as the package 'python-docx'), which" in reply
     [warning] = [str(item.message) for item in caught]
     assert warning.endswith("install the package 'python-docx' in its environment (`pip install python-docx`)")
@@ -391,7 +403,10 @@ def test_scripts_on_the_workspaces_python3_are_warned_about_once(tmp_path: Path)
             [call('run_skill_script', name='tool-kit', script='scripts/where.py')],
         ]
     )
-    agent = Agent(model.model(), capabilities=[HiddenInterpreter(tmp_path / 'work'), Skills(library, scripts=True)])
+    agent = Agent(
+        model.model(),
+        capabilities=[HiddenInterpreter(tmp_path / 'work'), Skills(library, scripts=True, script_approval=False)],
+    )
     with pytest.warns(SkillWarning, match='runs Python scripts with the `python3` of the workspace') as caught:
         messages = agent.run_sync('go').all_messages()
     replies = tool_returns(messages, 'run_skill_script')
@@ -451,7 +466,12 @@ def test_a_skill_from_text_runs_its_scripts(tmp_path: Path) -> None:
         origin='registry demo/tool-kit',
     )
     (tmp_path / 'work').mkdir()
-    reply = run_script(Skills(skills=[skill], scripts=True), 'scripts/hi.py', [], LocalWorkspace(tmp_path / 'work'))
+    reply = run_script(
+        Skills(skills=[skill], scripts=True, script_approval=False),
+        'scripts/hi.py',
+        [],
+        LocalWorkspace(tmp_path / 'work'),
+    )
     assert reply == 'scripts/hi.py exited with code 0.\nOutput:\nhi from memory'
 
 

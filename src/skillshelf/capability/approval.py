@@ -1,10 +1,10 @@
 """`allowed-tools` as pre-approval: while a skill is loaded, the calls it lists run without asking anyone.
 
 pydantic-ai defers a call that needs approval (a tool registered with `requires_approval=True`, one that raises
-`ApprovalRequired`, and, with `Skills(script_approval=True)`, every `run_skill_script`) to the application as
+`ApprovalRequired`, and the commands and script runs `capability.asking` makes wait) to the application as
 `DeferredToolRequests`. `Skills.handle_deferred_tool_calls` approves, inline, the calls a loaded skill's
-`allowed-tools` pre-approves; the others reach the application as before. With no approvals configured, nothing
-changes: a tool that needs none is never deferred.
+`allowed-tools` pre-approves; the others reach the application as before (or, when it takes no approvals,
+`capability.asking` answers skillshelf's own). A tool that needs no approval is never deferred.
 
 An `allowed-tools` entry is either a tool name (`get_forecast`; `*` matches any characters, so `github_*` covers
 an MCP server's prefixed tools) or a Claude Code `Bash` rule, which pre-approves the skill's own script runs:
@@ -14,15 +14,23 @@ an MCP server's prefixed tools) or a Claude Code `Bash` rule, which pre-approves
 - `Bash(python scripts/fill.py --check)`: that exact command line; `*` inside a rule matches any characters.
 
 A run's command line is the interpreter's name (`python`, `bash` or `node`, from the extension), the script's path
-in the skill folder and the arguments, separated by single spaces; a rule may leave the interpreter out, and may
-write `python3` for `python`, `sh` for `bash`, or start the path with `./` or `${CLAUDE_SKILL_DIR}/`. Claude Code's
-own tools (`Read`, `Grep`, `WebFetch(...)`, ...) name nothing in a pydantic-ai agent and are ignored.
+in the skill folder and the arguments, separated by single spaces (a word quoted as a shell would need it); a rule
+may leave the interpreter out, and may write `python3` for `python`, `sh` for `bash`, or start the path with `./` or
+`${CLAUDE_SKILL_DIR}/`. Claude Code's own tools (`Read`, `Grep`, `WebFetch(...)`, ...) name nothing in a pydantic-ai
+agent and are ignored.
+
+A `run_command` line runs under `sh -c`, so the rules pre-approve it only when it is simple commands joined by
+`;`, `&&`, `||` or `|` (`capability.simple_command`: no `&`, line break, substitution, redirection, `$`, ...) and a
+rule matches the words of each, `Bash` and `Bash(*)` included: under `Bash(git status:*)`, `git status --short`
+runs unasked and `git status || rm -f notes.txt` waits for the application. A script run passes its arguments as
+they are, with no shell, so it is one command by construction.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -40,6 +48,7 @@ from ..skill import Skill
 from .file_tools import COMMAND_TOOL_NAME
 from .operations import Operation, Tag
 from .script_tool import SCRIPT_TOOL_NAME
+from .simple_command import NotASimpleCommand, read_commands
 
 __all__ = (
     'Preapproval',
@@ -60,7 +69,7 @@ _RECORDS_ANSWERER = 'answered_by' in inspect.signature(DeferredToolRequests.buil
 
 
 def ask_before_script(tag: Tag | None, args: dict[str, Any], library: SkillLibrary, *, approved: bool) -> None:
-    """With `script_approval`, make a script run wait for approval unless it was approved.
+    """Make a script run wait for approval unless it was approved (called where `capability.asking` says it asks).
 
     Asked whatever the run's load state is now: a model that loads a skill and runs its script in one response must
     not slip past the question because the skill was not loaded yet when it was asked.
@@ -146,13 +155,17 @@ class ScriptCall:
 
     @property
     def command(self) -> str:
-        """The command line: program, script, arguments, separated by single spaces."""
-        return ' '.join([*([self.interpreter] if self.interpreter else []), self.target, *self.args])
+        """The command line: program, script, arguments, separated by single spaces (quoted where a shell needs)."""
+        return shlex.join([*([self.interpreter] if self.interpreter else []), *self._target_words, *self.args])
 
     @property
     def without_interpreter(self) -> str:
         """The command line without its program, for rules that leave it out."""
-        return ' '.join([self.target, *self.args])
+        return shlex.join([*self._target_words, *self.args])
+
+    @property
+    def _target_words(self) -> list[str]:
+        return self.target.split(' ', 1) if self.target.startswith('-m ') else [self.target]
 
 
 def script_call(skill: Skill[Any], args: dict[str, Any]) -> ScriptCall | None:
@@ -205,12 +218,17 @@ class Preapproval:
         )
 
     def approves_command(self, command: str) -> bool:
-        """Whether the shell command line `command` is pre-approved by a `Bash(...)` rule that names its program."""
-        words = command.split()
-        if not words:
+        """Whether the shell command line `command` is pre-approved: it must be simple commands joined by `;`, `&&`,
+        `||` or `|` (see `simple_command`; a substitution, a redirection or a `$` never is), and a `Bash(...)` rule
+        must match the words of each, as a canonical line."""
+        try:
+            commands = read_commands(command)
+        except NotASimpleCommand:
             return False
-        words[0] = _INTERPRETER_SPELLINGS.get(words[0], words[0])
-        line = ' '.join(words)
+        return all(self._approves_words(simple.words) for simple in commands.commands)
+
+    def _approves_words(self, words: tuple[str, ...]) -> bool:
+        line = shlex.join([_INTERPRETER_SPELLINGS.get(words[0], words[0]), *words[1:]])
         return any(rule.fullmatch(line) for rule, _ in self._script_rules)
 
     @cached_property

@@ -6,14 +6,16 @@ the parent's `Skills` has them on, `run_skill_script` for its own scripts and th
 workspace.
 
 Its calls that need approval (a tool with `requires_approval=True` or one that raises `ApprovalRequired`,
-`run_command`, every script run with `script_approval`) never pass unasked. The sub-agent cannot stop and wait for
+`run_command` and script runs as `capability.asking` says) never pass unasked. The sub-agent cannot stop and wait for
 the application the way the parent run can (pydantic-ai ends a run with `DeferredToolRequests` and resumes it with
 the answers, and the parent cannot resume its sub-agent), so each such call is decided while the sub-agent runs:
 
 1. the skill's own `allowed-tools`, under the rules that hold for a loaded skill (`capability.approval`);
 2. else the parent run's deferred-call handlers (a `HandleDeferredToolCalls` or `RequestInput` capability of the
-   parent agent, and the pre-approvals of the skills loaded there), asked with the parent run's context; each call's
-   metadata names the skill (`skillshelf_fork`), so an approval prompt can say where the call comes from;
+   parent agent, the pre-approvals of the skills loaded there, and, when the application takes no approvals, the
+   parent `Skills`'s own answer to a command or script run: run where the workspace isolates the host, refused where
+   it does not), asked with the parent run's context; each call's metadata names the skill (`skillshelf_fork`), so an
+   approval prompt can say where the call comes from;
 3. else it is refused, and the sub-agent is told that the call needed an approval no one could give here, so it
    carries on without it and says so in its reply.
 """
@@ -33,7 +35,8 @@ from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, WrapperToolse
 
 from ..library import SkillLibrary
 from ..skill import Skill
-from .approval import Preapproval, ask_before_command, ask_before_script, preapproved
+from .approval import Preapproval, preapproved
+from .asking import ask_first
 from .file_tools import FILE_TOOL_NAMES
 from .meta_tools import Placement
 from .operations import TAG, Operation, ShelfToolset, tag_of
@@ -109,11 +112,12 @@ class ForkGuard(AbstractCapability[Any]):
     async def after_tool_validate(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
     ) -> dict[str, Any]:
-        """`run_command` waits for approval, and with `script_approval` a script run of the skill, as in the parent."""
+        """`run_command` and a script run of the skill wait for approval as in the parent (see `asking`)."""
         tag = tag_of(tool_def, self.shelf.capability_id)
-        ask_before_command(tag, args, approved=ctx.tool_call_approved)
-        if self.shelf.options.scripts.script_approval and args.get('name') == self.skill.name:
-            ask_before_script(tag, args, self.shelf.library, approved=ctx.tool_call_approved)
+        if tag is not None and tag.operation is Operation.RUN and args.get('name') != self.skill.name:
+            return args  # another skill's script: `wrap_tool_execute` refuses it
+        options, library = self.shelf.options.scripts, self.shelf.library
+        ask_first(tag, args, ctx.workspace, options, library, approved=ctx.tool_call_approved)
         return args
 
     async def wrap_tool_execute(

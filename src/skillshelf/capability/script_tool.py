@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -67,17 +67,26 @@ class ScriptOptions:
     """Let the model run the scripts of loaded skills with `run_skill_script`, in the run's workspace: the one the
     agent's capabilities give it (pydantic-ai's `LocalWorkspace`, a harness sandbox, `workspace=` on the run), else
     skillshelf's own bubblewrap sandbox (`SkillSandbox`), one folder per conversation."""
-    script_approval: bool = False
-    """Ask before each script run (pydantic-ai's deferred tool requests: the run ends with `DeferredToolRequests`,
-    or a `HandleDeferredToolCalls` capability decides), unless a loaded skill's `allowed-tools` pre-approves it
-    (`Bash(python scripts/fill.py:*)`; see `capability.approval`)."""
+    script_approval: bool | None = None
+    """Whether a script run waits for approval (pydantic-ai's deferred tool requests: a `HandleDeferredToolCalls` or
+    `RequestInput` capability decides, or the run ends with `DeferredToolRequests`): `True` before every run (the
+    agent must be able to take them), `False` never (the skills' scripts are trusted like your own code), `None`
+    (the default) only where the workspace does not isolate the host, such as `LocalWorkspace`, and there a run no
+    one can be asked about is refused. A loaded skill's `allowed-tools` (`Bash(python scripts/fill.py:*)`) and
+    `preapproved_programs` let a run go unasked; see `capability.asking`."""
+    preapproved_programs: Sequence[str] = ()
+    """Programs that run without asking, in any workspace (`['python3', 'node', 'soffice']`): a `run_command` line
+    that is one simple command of one of them (no `;`, `|`, `&&`, `$(...)`, redirection, ...), with any arguments,
+    and a script run on one of them (`python3` and `python` are one program, as are `sh` and `bash`). An
+    interpreter runs any code it is given (`python3 -c ...`): name one only where that is acceptable."""
     script_limits: ScriptLimits = field(default_factory=ScriptLimits)
     """The time and output limits of a run, in any workspace, and the resource limits of skillshelf's own sandbox
     when `Skills` supplies it (give `SkillSandbox(limits=...)` yourself otherwise)."""
     file_tools: bool = False
     """Give the model `read_file`, `write_file`, `edit_file`, `list_files` and `run_command` on the run's workspace
-    (see `file_tools`), for an agent without file tools of its own; `run_command` always waits for approval unless a
-    loaded trusted skill's `allowed-tools` allows the command."""
+    (see `file_tools`), for an agent without file tools of its own. `run_command` waits for approval unless a loaded
+    trusted skill's `allowed-tools` or `preapproved_programs` allows the command; when the agent cannot take
+    approvals, it runs unasked in a workspace that isolates the host and is refused in one that does not."""
 
     @property
     def workspace(self) -> bool:
@@ -85,9 +94,12 @@ class ScriptOptions:
         return self.scripts or self.file_tools
 
     def __post_init__(self) -> None:
-        for option in ('scripts', 'script_approval', 'file_tools'):
+        for option in ('scripts', 'file_tools'):
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(f'the `{option}` option must be true or false, not {getattr(self, option)!r}')
+        if not isinstance(cast(object, self.script_approval), (bool, type(None))):
+            raise SkillError(f'the `script_approval` option must be true, false or null, not {self.script_approval!r}')
+        object.__setattr__(self, 'preapproved_programs', _program_names(self.preapproved_programs))
         limits = cast(object, self.script_limits)
         if isinstance(limits, Mapping):  # from an agent spec
             try:
@@ -97,6 +109,24 @@ class ScriptOptions:
             object.__setattr__(self, 'script_limits', limits)
         if not isinstance(limits, ScriptLimits):
             raise SkillError(f'the `script_limits` option must be ScriptLimits, not {limits!r}')
+
+
+def _program_names(value: object) -> tuple[str, ...]:
+    """The `preapproved_programs` option as program names, a single name given as a string included.
+
+    Raises:
+        SkillError: an entry is not a program's bare name.
+    """
+    names = cast('Sequence[object]', [value] if isinstance(value, str) else value)
+    if not isinstance(names, (list, tuple)):
+        raise SkillError(f'the `preapproved_programs` option must be a list of program names, not {value!r}')
+    for name in names:
+        if not isinstance(name, str) or not name or any(char in name for char in '/= ') or not name.isprintable():
+            raise SkillError(
+                'the `preapproved_programs` option names programs as a command line starts them (`python3`, '
+                f'`soffice`), not paths, arguments or command lines: {name!r}'
+            )
+    return tuple(cast('Sequence[str]', names))
 
 
 def build_script_toolset(

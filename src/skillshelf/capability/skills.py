@@ -33,12 +33,14 @@ from ..ranking.semantic import Encoder
 from ..scripts.limits import ScriptLimits
 from ..skill import Skill
 from ..sources.base import SkillSource
-from .approval import ask_before_command, ask_before_script, preapproved
+from .approval import preapproved
+from .asking import answer_unasked, application_answers, ask_first, check_agent
 from .catalog import DEFAULT_CATALOG_BUDGET, DEFAULT_CATALOG_ENTRY
 from .dispatch import execute
-from .durable import in_durable_unit, in_durable_workflow, off_event_loop, supplies_workspace
+from .durable import in_durable_unit, in_durable_workflow, off_event_loop, workspace_suppliers
 from .history import DEFAULT_ID, loaded_from_history, loaded_skills, revealed_from_history
 from .invocation import SkillCommand, UserLoad, invoke_from_prompt, user_load
+from .isolation import isolating_capability, workspace_label
 from .operations import tag_of
 from .options import SkillsOptions, resolve_skills, skill_list
 from .refusals import describe_problems, forgive, invalid_arguments_message, sanitized
@@ -122,8 +124,10 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Directories whose skills' Python tools are imported (`LibraryOptions.trusted_directories`)."""
     scripts: bool = False
     """Let the model run loaded skills' scripts in the workspace (`ScriptOptions.scripts`)."""
-    script_approval: bool = False
-    """Ask before each script run (`ScriptOptions.script_approval`)."""
+    script_approval: bool | None = None
+    """Ask before each script run: always, never, or where the workspace does not isolate (`ScriptOptions.script_approval`)."""
+    preapproved_programs: Sequence[str] = ()
+    """Programs whose simple commands and scripts run without asking (`ScriptOptions.preapproved_programs`)."""
     script_limits: ScriptLimits = field(default_factory=ScriptLimits)
     """Limits of a script run (`ScriptOptions.script_limits`)."""
     file_tools: bool = False
@@ -169,18 +173,27 @@ class Skills(AbstractCapability[AgentDepsT]):
         return replace(parts[-1], skills=skills, **{name: getattr(merged, name) for name in _MERGED})
 
     def for_agent(self, agent: AbstractAgent[AgentDepsT, Any]) -> Skills[AgentDepsT]:
-        """With scripts on and no other capability of `agent` supplying a workspace, supply skillshelf's sandbox
-        (`SkillSandbox`) as the run's workspace.
+        """With scripts or file tools on: check who answers approvals (see `asking.check_agent`), and when no other
+        capability of `agent` supplies a workspace, supply skillshelf's sandbox (`SkillSandbox`) as the run's.
 
         Raises:
-            SkillError: the sandbox is needed and bubblewrap is not installed.
+            SkillError: the sandbox is needed and bubblewrap is not installed, or `script_approval=True` and the agent
+                cannot take approvals.
         """
-        if not self._shelf.options.scripts.workspace or supplies_workspace(agent, besides=self):
+        options = self._shelf.options.scripts
+        if not options.workspace:
+            return self
+        suppliers = workspace_suppliers(agent, besides=self)
+        host = next((supplier for supplier in suppliers if not isolating_capability(supplier)), None)
+        isolated = not suppliers or any(isolating_capability(supplier) for supplier in suppliers)
+        label = workspace_label(host) if host is not None else ''
+        check_agent(agent, options, besides=type(self), isolated=isolated, workspace=label)
+        if suppliers:
             return self
         from ..sandbox import SkillSandbox  # the sandbox annex, only for an agent that has no other workspace
 
         bound = copy.copy(self)
-        bound._sandbox = SkillSandbox(limits=self._shelf.options.scripts.script_limits)
+        bound._sandbox = SkillSandbox(limits=options.script_limits)
         return bound
 
     def get_workspace(self, ctx: RunContext[AgentDepsT], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
@@ -305,20 +318,32 @@ class Skills(AbstractCapability[AgentDepsT]):
     async def after_tool_validate(
         self, ctx: RunContext[AgentDepsT], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
     ) -> dict[str, Any]:
-        """A shell command (`run_command`) waits for approval, and with `script_approval` a script run too (see
-        `handle_deferred_tool_calls`)."""
+        """A shell command (`run_command`) waits for approval, and a script run where `script_approval` says so,
+        unless `preapproved_programs` lets it go unasked (see `asking`, and `handle_deferred_tool_calls`)."""
         tag = tag_of(tool_def, self.capability_id)
-        ask_before_command(tag, args, approved=ctx.tool_call_approved)
-        if self._shelf.options.scripts.script_approval:
-            ask_before_script(tag, args, self.library, approved=ctx.tool_call_approved)
+        options = self._shelf.options.scripts
+        ask_first(tag, args, ctx.workspace, options, self.library, approved=ctx.tool_call_approved)
         return args
 
     async def handle_deferred_tool_calls(
         self, ctx: RunContext[AgentDepsT], *, requests: DeferredToolRequests
     ) -> DeferredToolResults | None:
         """Approve the calls awaiting approval that a loaded skill's `allowed-tools` pre-approves; the application
-        decides the others."""
-        return preapproved(requests, self._state.loaded, self.library, self._state.owners)
+        decides the others, and when it takes no approvals, skillshelf decides its own: run where the workspace
+        isolates the host, refused where it does not (see `asking`)."""
+        decided = preapproved(requests, self._state.loaded, self.library, self._state.owners)
+        remaining = requests if decided is None else requests.remaining(decided)
+        agent = ctx.agent
+        if remaining is None or ctx.root_capability is None or agent is None:
+            return decided
+        if application_answers(ctx.root_capability, agent.output_type, besides=type(self)):
+            return decided
+        unasked = answer_unasked(ctx, remaining, self._shelf.options.scripts, self.capability_id)
+        if unasked is None:
+            return decided
+        if decided is not None:
+            unasked.update(decided)
+        return unasked
 
     async def wrap_tool_execute(
         self,

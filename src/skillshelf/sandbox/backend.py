@@ -115,6 +115,9 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
     """Where the developer chooses the interpreter that runs Python here (see `python`)."""
     kills_every_process = True
     """At a command's time limit every process it started is killed (a PID namespace per command)."""
+    isolated = True
+    """Commands see nothing of the host but what is mounted read-only, so `Skills` may run one no one can be asked
+    about (see `capability.isolation`)."""
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
@@ -45,6 +45,10 @@ class SkillSandbox(AbstractCapability[Any]):
     namespaces. Scripts run on `python` with the packages of its environment: make a virtual environment with what
     your skills need and name its interpreter here; it is mounted read-only.
     """
+
+    isolated: ClassVar[bool] = True
+    """Its workspaces isolate commands from the host (see `SandboxWorkspace.isolated`), as `Skills` reads it when the
+    agent is built."""
 
     root: str | Path | None = None
     """Where the conversations' folders are kept; default `skillshelf-workspaces-<uid>` in the temporary directory."""

@@ -18,7 +18,7 @@ from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 from ..errors import SkillWarning
 from ..scripts.distributions import distribution_of
 
-__all__ = ('WorkspaceKind', 'describe_workspace', 'missing_module_warning', 'python_for')
+__all__ = ('WorkspaceKind', 'describe_workspace', 'missing_module_warning', 'python_for', 'workspace_layers_of')
 
 _FELL_BACK: set[tuple[str, str]] = set()
 """The workspaces (by description) already warned that scripts run on their `python3`: once per process each."""
@@ -42,7 +42,7 @@ class WorkspaceKind:
 def describe_workspace(workspace: Workspace) -> WorkspaceKind:
     """The kind of `workspace`: a wrapper from another package (a harness sandbox around a local folder) names it,
     else its backend."""
-    layers = _layers(workspace)
+    layers = workspace_layers_of(workspace)
     foreign = [layer for layer in layers if not layer.__module__.startswith(('pydantic_ai.', 'skillshelf.'))]
     if foreign:
         return WorkspaceKind('other', f'{foreign[0].__module__.split(".")[0]}.{foreign[0].__name__}')
@@ -115,7 +115,7 @@ def _offered(backend: object, name: str) -> object:
     return getattr(backend, name, None)
 
 
-def _layers(workspace: Workspace) -> list[type[object]]:
+def workspace_layers_of(workspace: Workspace) -> list[type[object]]:
     """The workspace's wrapper classes and its backend's, outermost first."""
     try:
         from pydantic_ai.workspaces.workspace import workspace_layers

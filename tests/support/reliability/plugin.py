@@ -15,6 +15,7 @@ MODULES = (
     'test_reader.py',
     'test_held_skills.py',
     'test_hostile_calls.py',
+    'test_compound_commands.py',
     'test_resource_attacks.py',
     'test_concurrency.py',
     'test_scripts.py',
