@@ -167,7 +167,8 @@ def test_a_zipped_package_of_thousands_of_empty_folders_reads_in_one_pass(zipped
     assert 'has no SKILL.md' in read.skipped[0].problem
     with pytest.warns(SkillWarning, match='has no SKILL.md') as warned:
         capability = finishes(lambda: Skills(sources=[PackageSource(name)]), 20)
-    assert len(warned) == 6_000
+    # only SkillWarnings: a ResourceWarning of an event loop another test left open may be collected in this block
+    assert sum(issubclass(warning.category, SkillWarning) for warning in warned) == 6_000
     messages = run(capability, '/hollow')
     assert 'Read.' in tool_returns(messages, 'load_skill')[0]
     case('Skill files', 'a zipped package whose skill holds 6,000 empty folders', 'read in one pass over the archive')
