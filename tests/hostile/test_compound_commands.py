@@ -18,9 +18,10 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import pytest
@@ -42,6 +43,7 @@ from scripted_model import Script, call, parent_and_fork, tool_returns
 from skill_files import write_skill
 
 OUTPUT = [str, DeferredToolRequests]
+T = TypeVar('T')
 NOTES = b'the user notes\n'
 RULE = 'Bash(git status:*)'
 DECLINED = 'The user declined this command.'
@@ -85,7 +87,7 @@ def workspace(kind: str, root: Path) -> tuple[AbstractCapability[Any], dict[str,
         pytest.skip(BWRAP_PROBLEM)
     sandbox = SkillSandbox(root / 'sandbox')
     backend = SandboxWorkspace(sandbox)
-    anyio.run(Workspace(backend).write_bytes, 'notes.txt', NOTES)
+    on_own_loop(Workspace(backend).write_bytes, 'notes.txt', NOTES)
 
     async def read() -> bytes | None:
         try:
@@ -93,7 +95,14 @@ def workspace(kind: str, root: Path) -> tuple[AbstractCapability[Any], dict[str,
         except (OSError, WorkspaceError):
             return None
 
-    return sandbox, {'workspace': backend}, lambda: anyio.run(read)
+    return sandbox, {'workspace': backend}, lambda: on_own_loop(read)
+
+
+def on_own_loop(function: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """`anyio.run(function, *args)` in a thread of its own: on this thread it would leave the event loop `run_sync`
+    keeps here unset but open, to be warned about (`ResourceWarning`) in whichever test collects it."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, function, *args).result()
 
 
 def run_commands(tmp_path: Path, kind: str, *lines: str) -> tuple[Any, Callable[[], bytes | None]]:
