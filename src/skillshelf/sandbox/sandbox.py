@@ -29,6 +29,7 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 from ..errors import SkillError
 from ..scripts.limits import ScriptLimits
 from .backend import PROVIDER, SandboxWorkspace, folders_of
+from .bubblewrap import host_path
 
 __all__ = ('PROVIDER', 'SandboxWorkspace', 'SkillSandbox')
 
@@ -76,6 +77,8 @@ class SkillSandbox(AbstractCapability[Any]):
         self.root = Path(self.root) if self.root is not None else _default_root()
         if self.python is not None and not os.path.isfile(self.python):
             raise SkillError(f"the sandbox's python {self.python!r} is not a file; give the path of an interpreter")
+        if self.python is not None:
+            self.python = host_path(self.python)  # the sandbox mounts only resolved folders
 
     def get_workspace(self, ctx: RunContext[Any], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
         """A new workspace for a new conversation, or the one `ref` names if it is this conversation's; `None` for a
