@@ -127,12 +127,12 @@ def verified_owner(root: Path, root_fd: int, identifier: str) -> Owner | None:
     except OSError:  # ELOOP, ENOTDIR: a link or a file in a workspace's place
         raise _unsafe(path, 'it is a link or a file, not a folder') from None
     try:
-        _require(os.fstat(folder), path, owner=os.geteuid(), closed=True)
+        _require(os.fstat(folder), path, 'it', os.geteuid(), closed=True)
         try:
             text = read_text(folder, 'owner.json')
             if text is None:
                 return None
-            _require(os.stat('owner.json', dir_fd=folder, follow_symlinks=False), path / 'owner.json', os.geteuid())
+            _require(os.stat('owner.json', dir_fd=folder, follow_symlinks=False), path, 'its owner.json', os.geteuid())
         except OSError as error:
             raise _unsafe(path, f'its owner.json cannot be read safely ({error})') from None
         owner = _parse(text)
@@ -143,7 +143,7 @@ def verified_owner(root: Path, root_fd: int, identifier: str) -> Owner | None:
             workspace = os.stat('workspace', dir_fd=folder, follow_symlinks=False)
         except FileNotFoundError:
             return None
-        _require(workspace, path / 'workspace', owner.uid if owner.uid is not None else os.geteuid())
+        _require(workspace, path, 'its workspace folder', owner.uid if owner.uid is not None else os.geteuid())
         _check_etc(folder, path)
         return owner
     finally:
@@ -187,8 +187,8 @@ def _open_root(root: Path) -> int:
         found = os.fstat(descriptor)
         if found.st_uid != os.geteuid():
             raise SandboxRootError(
-                f"the sandbox root {root} belongs to {_user(found.st_uid)}, not to the agent's user "
-                f'({_user(os.geteuid())}): another user may have made it first, to plant workspaces there. {_WHAT_TO_DO}'
+                f"the sandbox root {root} belongs to {_user(found.st_uid)}, not to the agent's, {_user(os.geteuid())}: "
+                f'another user may have made it first, to plant workspaces there: {_WHAT_TO_DO}'
             )
         if found.st_mode & 0o077:
             raise SandboxRootError(
@@ -252,7 +252,7 @@ def _check_etc(folder: int, path: Path) -> None:
     except OSError as error:
         raise _unsafe(path, f'its etc folder cannot be opened safely ({error.strerror})') from None
     try:
-        _require(os.fstat(etc), path / 'etc', os.geteuid())
+        _require(os.fstat(etc), path, 'its etc folder', os.geteuid())
         for name in _ETC_FILES:
             found = os.stat(name, dir_fd=etc, follow_symlinks=False)
             if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
@@ -263,14 +263,15 @@ def _check_etc(folder: int, path: Path) -> None:
         os.close(etc)
 
 
-def _require(found: os.stat_result, path: Path, owner: int, *, closed: bool = False) -> None:
-    """`path` (as `found` says) must be a real folder or regular file of `owner`, and, if `closed`, closed to others."""
+def _require(found: os.stat_result, path: Path, part: str, owner: int, *, closed: bool = False) -> None:
+    """`part` of the workspace `path` (as `found` says) must be a real folder or regular file of `owner`, and, if
+    `closed`, closed to others."""
     if stat.S_ISLNK(found.st_mode) or not (stat.S_ISDIR(found.st_mode) or stat.S_ISREG(found.st_mode)):
-        raise _unsafe(path, 'it is a link, not what the sandbox made')
+        raise _unsafe(path, f'{part} is a link, not what the sandbox made')
     if found.st_uid != owner:
-        raise _unsafe(path, f'it belongs to {_user(found.st_uid)}, not to {_user(owner)}')
+        raise _unsafe(path, f'{part} belongs to {_user(found.st_uid)}, not to {_user(owner)}')
     if closed and found.st_mode & 0o077:
-        raise _unsafe(path, f'it is open to other users (mode {stat.filemode(found.st_mode)})')
+        raise _unsafe(path, f'{part} is open to other users (mode {stat.filemode(found.st_mode)})')
 
 
 def _require_own_file(found: os.stat_result, path: str, root: Path) -> None:
