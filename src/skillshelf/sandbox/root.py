@@ -127,12 +127,18 @@ def verified_owner(root: Path, root_fd: int, identifier: str) -> Owner | None:
     except OSError:  # ELOOP, ENOTDIR: a link or a file in a workspace's place
         raise _unsafe(path, 'it is a link or a file, not a folder') from None
     try:
-        _require(os.fstat(folder), path, 'it', os.geteuid(), closed=True)
+        _require(os.fstat(folder), path, 'it', os.geteuid(), folder=True, closed=True)
         try:
             text = read_text(folder, 'owner.json')
             if text is None:
                 return None
-            _require(os.stat('owner.json', dir_fd=folder, follow_symlinks=False), path, 'its owner.json', os.geteuid())
+            _require(
+                os.stat('owner.json', dir_fd=folder, follow_symlinks=False),
+                path,
+                'its owner.json',
+                os.geteuid(),
+                folder=False,
+            )
         except OSError as error:
             raise _unsafe(path, f'its owner.json cannot be read safely ({error})') from None
         owner = _parse(text)
@@ -143,7 +149,9 @@ def verified_owner(root: Path, root_fd: int, identifier: str) -> Owner | None:
             workspace = os.stat('workspace', dir_fd=folder, follow_symlinks=False)
         except FileNotFoundError:
             return None
-        _require(workspace, path, 'its workspace folder', owner.uid if owner.uid is not None else os.geteuid())
+        _require(
+            workspace, path, 'its workspace folder', owner.uid if owner.uid is not None else os.geteuid(), folder=True
+        )
         _check_etc(folder, path)
         return owner
     finally:
@@ -252,7 +260,7 @@ def _check_etc(folder: int, path: Path) -> None:
     except OSError as error:
         raise _unsafe(path, f'its etc folder cannot be opened safely ({error.strerror})') from None
     try:
-        _require(os.fstat(etc), path, 'its etc folder', os.geteuid())
+        _require(os.fstat(etc), path, 'its etc folder', os.geteuid(), folder=True)
         for name in _ETC_FILES:
             found = os.stat(name, dir_fd=etc, follow_symlinks=False)
             if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
@@ -263,11 +271,12 @@ def _check_etc(folder: int, path: Path) -> None:
         os.close(etc)
 
 
-def _require(found: os.stat_result, path: Path, part: str, owner: int, *, closed: bool = False) -> None:
-    """`part` of the workspace `path` (as `found` says) must be a real folder or regular file of `owner`, and, if
-    `closed`, closed to others."""
-    if stat.S_ISLNK(found.st_mode) or not (stat.S_ISDIR(found.st_mode) or stat.S_ISREG(found.st_mode)):
-        raise _unsafe(path, f'{part} is a link, not what the sandbox made')
+def _require(found: os.stat_result, path: Path, part: str, owner: int, *, folder: bool, closed: bool = False) -> None:
+    """`part` of the workspace `path` (as `found` says) must be a real folder (`folder`) or regular file of `owner`,
+    and, if `closed`, closed to others."""
+    if not (stat.S_ISDIR(found.st_mode) if folder else stat.S_ISREG(found.st_mode)):
+        kind = 'a link' if stat.S_ISLNK(found.st_mode) else 'not a folder' if folder else 'not a regular file'
+        raise _unsafe(path, f'{part} is {kind}, not what the sandbox made')
     if found.st_uid != owner:
         raise _unsafe(path, f'{part} belongs to {_user(found.st_uid)}, not to {_user(owner)}')
     if closed and found.st_mode & 0o077:

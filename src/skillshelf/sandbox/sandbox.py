@@ -48,7 +48,9 @@ class SkillSandbox(AbstractCapability[Any]):
     """
 
     root: str | Path | None = None
-    """Where the conversations' folders are kept; default `skillshelf-workspaces-<uid>` in the temporary directory."""
+    """Where the conversations' folders are kept; default `skillshelf-workspaces-<uid>` in the temporary directory.
+    It must be the agent user's own and closed to others (created so if missing; anything else is refused with
+    `SandboxRootError`, see `root`)."""
     _: KW_ONLY
     python: str | None = None
     """The Python that runs `.py` scripts and `python`/`python3` commands (its `bin` comes first on `PATH`), with its
@@ -120,6 +122,9 @@ class SkillSandbox(AbstractCapability[Any]):
 
         A script may have left symlinks there that lead anywhere on the host: read outputs through the run's
         workspace (`result.workspace.read_bytes`), or do not follow links.
+
+        Raises:
+            UnsafeWorkspaceError: the folder is not as the sandbox made it (see `root`).
         """
         return folders_of(self).folder(ref.id) if ref.provider == PROVIDER else None
 
