@@ -287,9 +287,10 @@ asyncio.run(main())
 
 @pytest.fixture
 def shared_folder() -> Iterator[Path]:
-    """A folder `nobody` may write in (pytest's own temporary folders are closed to other users)."""
+    """A folder for `nobody` (the test gives it to them), outside pytest's own temporary folders (closed to other
+    users). Not open to all: the sandbox refuses a root inside a folder others may write to."""
     folder = Path(tempfile.mkdtemp(prefix='skillshelf-nobody-'))
-    folder.chmod(0o777)
+    folder.chmod(0o755)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -6,17 +6,21 @@
 - Honesty: the time limit holds a child that started a session of its own (`setsid`), and the model is told every
   process was killed only where that is true (not under pydantic-ai's `LocalWorkspace`); `bwrap` removed after the
   sandbox started gives the model a clear message and the developer a warning, not an exception ending the run; a
-  Python named through a symlinked folder or a path with `..` runs scripts.
+  Python named through a symlinked folder or a path with `..` runs scripts, and so does an agent started as
+  `../venv/bin/python` from a folder the sandbox does not show (issue #38, class 7); a workspace used after it was
+  deleted says it was deleted, to the application and to the model (class 10).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
 from skillshelf import ScriptLimits, Skills, SkillSandbox, SkillWarning
+from skillshelf.sandbox import WorkspaceDeletedError
 from skillshelf.sandbox.sandbox import SandboxWorkspace
 
 from reliability.ledger import case
@@ -192,14 +197,110 @@ def test_bubblewrap_removed_after_start_up_is_a_message_and_a_warning_not_a_cras
     case(AREA, 'bubblewrap is removed after the sandbox started', reply)
 
 
-@pytest.mark.parametrize('form', ['symlinked folder', 'path with ..'])
-def test_a_python_named_through_a_symlink_or_dotdot_runs_scripts(tmp_path: Path, form: str) -> None:
+@pytest.mark.parametrize('form', ['symlinked folder', 'path with ..', 'relative path with .. through /tmp'])
+def test_a_python_named_through_a_symlink_or_dotdot_runs_scripts(
+    tmp_path: Path, form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     environment = Path(sys.prefix)
     link = tmp_path / 'link-to-env'
     link.symlink_to(environment, target_is_directory=True)
-    python = f'{link}/bin/python' if form == 'symlinked folder' else f'{environment}/bin/../bin/python'
+    python = {
+        'symlinked folder': f'{link}/bin/python',
+        'path with ..': f'{environment}/bin/../bin/python',
+        # what `../venv/bin/python` is from a folder under /tmp, which the sandbox shows only as its own, empty /tmp
+        'relative path with .. through /tmp': os.path.relpath(environment / 'bin' / 'python', tmp_path),
+    }[form]
+    monkeypatch.chdir(tmp_path)
     sandbox = SkillSandbox(tmp_path / 'ws', python=python)
     result = run([sandbox, Skills(library(tmp_path), scripts=True)], script('hello.py'))
     [reply] = tool_returns(result.all_messages(), 'run_skill_script')
     assert reply == f'scripts/hello.py exited with code 0.\nOutput:\nhello from {sys.version_info[0]}', reply
     case(AREA, f"the sandbox's python named through a {form}", reply)
+
+
+STARTED_AS = """import json, sys
+from pathlib import Path
+from pydantic_ai import Agent
+from scripted_model import Script, call, tool_returns
+from skillshelf import Skills, SkillSandbox
+
+library, root = Path(sys.argv[1]), Path(sys.argv[2])
+model = Script([
+    [call('load_skill', name='tool-kit')],
+    [call('write_file', path='note.txt', content='kept')],
+    [call('read_file', path='note.txt')],
+    [call('run_skill_script', name='tool-kit', script='scripts/hello.py', args=[])],
+])
+capabilities = [SkillSandbox(root), Skills(library, scripts=True, file_tools=True)]
+messages = Agent(model.model(), capabilities=capabilities).run_sync('go').all_messages()
+replies = {tool: tool_returns(messages, tool)[0] for tool in ('write_file', 'read_file', 'run_skill_script')}
+print(json.dumps({'executable': sys.executable, **replies}))
+"""
+
+
+def test_an_agent_started_as_a_relative_python_through_tmp_runs_file_operations_and_scripts(tmp_path: Path) -> None:
+    start = tmp_path / 'start'  # under /tmp: inside the sandbox /tmp is its own, and this folder is not there
+    start.mkdir()
+    python = os.path.relpath(Path(sys.prefix) / 'bin' / 'python', start)
+    support = Path(__file__).resolve().parents[1] / 'support'
+    finished = subprocess.run(
+        [python, '-c', STARTED_AS, str(library(tmp_path)), str(tmp_path / 'ws')],
+        cwd=start, env={**os.environ, 'PYTHONPATH': str(support)}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert finished.returncode == 0, finished.stderr
+    replies = json.loads(finished.stdout.splitlines()[-1])
+    assert replies['executable'].startswith(str(start)), replies  # the agent's interpreter path holds the `..`
+    assert '/../' in replies['executable']
+    assert 'note.txt' in replies['write_file'], replies
+    assert 'kept' in replies['read_file'], replies
+    assert (
+        replies['run_skill_script']
+        == f'scripts/hello.py exited with code 0.\nOutput:\nhello from {sys.version_info[0]}'
+    )
+    case(
+        AREA,
+        'the agent is started as a relative python with .. through a folder the sandbox does not show',
+        f'write_file: {replies["write_file"]} read_file: {replies["read_file"]} run_skill_script: '
+        f'{replies["run_skill_script"]}',
+    )
+
+
+async def test_a_deleted_workspace_says_it_was_deleted_to_the_application_and_the_model(tmp_path: Path) -> None:
+    sandbox = SkillSandbox(tmp_path / 'ws')
+    kept = sandbox.workspace(conversation='c')
+    await kept.write_bytes('/workspace/a.txt', b'one')
+    assert kept.ref is not None
+    assert await sandbox.delete(kept.ref)
+    operations = [
+        kept.run(['true']),
+        kept.read_bytes('/workspace/a.txt'),
+        kept.write_bytes('/workspace/b.txt', b'two'),
+        kept.list_dir('/workspace'),
+    ]
+    for operation in operations:
+        with pytest.raises(WorkspaceDeletedError, match=r'the workspace no longer exists \(it was deleted\)'):
+            await operation
+    with pytest.raises(WorkspaceDeletedError):  # reopened by its ref, as the application keeps it
+        await sandbox.workspace(conversation='c', ref=kept.ref).run(['true'])
+
+    model = Script([
+        [call('load_skill', name='tool-kit')],
+        [call('run_skill_script', name='tool-kit', script='scripts/hello.py', args=[])],
+        [call('read_file', path='a.txt')],
+    ])  # fmt: skip
+    agent = Agent(model.model(), capabilities=[sandbox, Skills(library(tmp_path), scripts=True, file_tools=True)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        result = await agent.run('go', workspace=kept, conversation_id='c')
+    # the application deleted it: no warning that the developer must act (the copy of the skill's files is noted)
+    assert not [warning for warning in caught if "the run's workspace cannot be used" in str(warning.message)]
+    [ran] = tool_returns(result.all_messages(), 'run_skill_script')
+    [read] = tool_returns(result.all_messages(), 'read_file')
+    assert ran == f"Cannot run 'scripts/hello.py' of 'tool-kit': {WorkspaceDeletedError.for_model}", ran
+    assert WorkspaceDeletedError.for_model.rstrip('.') in read, read
+    assert 'could not start' not in ran + read
+    case(
+        AREA,
+        'a workspace is used after the application deleted it',
+        f'the application gets WorkspaceDeletedError; the model is told: {ran}',
+    )

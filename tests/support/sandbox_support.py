@@ -1,10 +1,16 @@
-"""Whether bubblewrap can run here (the sandbox tests need the real thing), and what a sandbox left running."""
+"""Whether bubblewrap can run here (the sandbox tests need the real thing), what a sandbox left running, and a second
+Unix user of the host (for the tests of what another local user can plant)."""
 
 from __future__ import annotations
 
 import os
+import pwd
+import secrets
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -38,3 +44,43 @@ def processes_of(uid: int) -> list[str]:
             except OSError:
                 continue
     return found
+
+
+@dataclass(frozen=True)
+class HostUser:
+    """A Unix user of the host, made for one test."""
+
+    name: str
+    uid: int
+    gid: int
+
+    def run(self, script: str, cwd: Path | str = '/') -> None:
+        """Run the shell `script` as this user (no other group), failing the test if it fails."""
+        subprocess.run(
+            ['/bin/sh', '-ec', script],
+            user=self.uid, group=self.gid, extra_groups=[], cwd=cwd, check=True, capture_output=True,
+        )  # fmt: skip
+
+
+def second_user_problem() -> str | None:
+    """Why a second Unix user cannot be made here, or `None` if it can."""
+    if os.geteuid() != 0:
+        return 'making a second Unix user needs root'
+    if shutil.which('useradd') is None or shutil.which('userdel') is None:
+        return 'useradd/userdel are not installed'
+    return None
+
+
+@contextmanager
+def second_user() -> Iterator[HostUser]:
+    """A new system user of the host, with no home, removed afterwards (with what it owns in the process table)."""
+    name = f'ss-intruder-{secrets.token_hex(3)}'
+    subprocess.run(
+        ['useradd', '--system', '--no-create-home', '--user-group', '--shell', '/usr/sbin/nologin', name],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    try:
+        record = pwd.getpwnam(name)
+        yield HostUser(name, record.pw_uid, record.pw_gid)
+    finally:
+        subprocess.run(['userdel', name], check=False, capture_output=True)

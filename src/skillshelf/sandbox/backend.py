@@ -36,9 +36,9 @@ from pydantic_ai.workspaces import (
 
 from ..scripts.limits import ScriptLimits
 from . import seccomp
-from .bubblewrap import WORKSPACE_MOUNT, Layout, bwrap_command, interpreter_mounts
+from .bubblewrap import WORKSPACE_MOUNT, Layout, bwrap_command, host_path, interpreter_mounts
 from .errors import SandboxBrokenError, WorkspaceFullError
-from .folders import Folders, Place, track_commands
+from .folders import Folders, Place, track_commands, workspace_deleted
 from .process import Finished, run_process
 from .usage import WATCH_INTERVAL, DiskWatch, folder_bytes
 
@@ -146,8 +146,8 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
     @property
     def python(self) -> str:
         """The interpreter that runs Python here, at the same path as on the host, first on `PATH`: the sandbox's
-        `python`, else the agent's own. skillshelf's script tool runs Python scripts with it."""
-        return self._sandbox.python or sys.executable
+        `python`, else the agent's own (see `host_path`). skillshelf's script tool runs Python scripts with it."""
+        return host_path(self._sandbox.python or sys.executable)
 
     async def working_dir(self) -> str:
         """`/workspace`, the folder as commands see it."""
@@ -170,7 +170,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
             WorkspaceFullError: the workspace is over its size limit, or the command wrote past it and was stopped.
             SandboxBrokenError: bubblewrap is gone or cannot start.
             WorkspaceError: the command line is too long to start.
-            WorkspaceUnavailableError: the folder is gone.
+            WorkspaceDeletedError: the workspace was deleted.
         """
         if isinstance(command, str) != shell:
             raise TypeError('a string command requires shell=True, and an argv sequence shell=False')
@@ -182,8 +182,8 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         used = await self._check_size(layout)
         watch = DiskWatch(layout.folder, limit, used)
         finished = await self._launch(layout, argv, env, timeout=timeout, watch=watch, room=limit - used)
-        if not os.path.isdir(layout.folder):
-            raise WorkspaceUnavailableError('the workspace was deleted while the command ran')
+        if (deleted := workspace_deleted(layout.folder)) is not None:
+            raise deleted
         stdout, stderr = (data.decode('utf-8', 'replace') for data in (finished.stdout, finished.stderr))
         if finished.stopped == 'timeout':
             raise WorkspaceTimeoutError(
@@ -240,7 +240,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         layout = await self._ensure()
         if operation == 'write':
             await self._check_size(layout, adding=len(data or b''))
-        argv = [sys.executable, '-I', '-S', '-c', _FILE_OPERATIONS, operation, path, WORKSPACE_MOUNT]
+        argv = [host_path(sys.executable), '-I', '-S', '-c', _FILE_OPERATIONS, operation, path, WORKSPACE_MOUNT]
         finished = await self._launch(
             layout, argv, None, timeout=FILE_OPERATION_TIMEOUT, stdin=data if data is not None else b'', capture=1 << 40
         )
@@ -297,7 +297,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
                 pass_fds=() if filter_fd is None else (filter_fd,),
             )
         except OSError as error:
-            raise _launch_error(error, self._sandbox.bwrap) from None
+            raise workspace_deleted(layout.folder) or _launch_error(error, self._sandbox.bwrap) from None
         finally:
             if watch is not None:
                 watch.close()
@@ -322,6 +322,8 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         async with self._lock:  # concurrent first operations create one folder
             if self._layout is None:
                 self._layout = await asyncio.to_thread(self._create_or_attach)
+            elif (deleted := workspace_deleted(self._layout.folder)) is not None:
+                raise deleted
             return self._layout
 
     def _create_or_attach(self) -> Layout:
@@ -337,8 +339,8 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
 
     def _layout_of(self, place: Place) -> Layout:
         python = self.python
-        mounts = (*interpreter_mounts(python), *(os.path.abspath(path) for path in self._sandbox.mounts))
-        bin_folder = os.path.dirname(os.path.abspath(python))
+        mounts = (*interpreter_mounts(python), *(host_path(path) for path in self._sandbox.mounts))
+        bin_folder = os.path.dirname(python)
         return Layout(
             folder=str(place.folder),
             etc=str(place.etc),

@@ -33,7 +33,16 @@ from ..scripts.limits import ScriptLimits
 from ..scripts.node import global_node_modules
 from .system import system_configuration
 
-__all__ = ('HOME', 'WORKSPACE_MOUNT', 'Layout', 'bwrap_command', 'command_path', 'interpreter_mounts', 'visible_paths')
+__all__ = (
+    'HOME',
+    'WORKSPACE_MOUNT',
+    'Layout',
+    'bwrap_command',
+    'command_path',
+    'host_path',
+    'interpreter_mounts',
+    'visible_paths',
+)
 
 WORKSPACE_MOUNT = '/workspace'
 """Where the workspace folder appears inside the sandbox: its working directory."""
@@ -144,11 +153,24 @@ def bwrap_command(
     ]
 
 
+def host_path(path: str) -> str:
+    """`path` made absolute with its folder resolved as the kernel resolves it (links, then `..`), its last name kept:
+    the sandbox mounts only such folders, so a path with `..` through a folder it does not show (an agent started as
+    `../venv/bin/python` from `/tmp/x`) names nothing there. The name is kept: a virtual environment's `python` is a
+    link its environment is found by."""
+    absolute = os.path.join(os.getcwd(), path)  # not `abspath`: it drops `..` before the link it follows is resolved
+    folder, name = os.path.split(absolute)
+    if name in ('', '.', '..'):
+        return os.path.realpath(absolute)
+    return os.path.join(os.path.realpath(folder), name)
+
+
 def interpreter_mounts(python: str) -> tuple[str, ...]:
     """The folders a Python interpreter needs, read-only: its virtual environment and base installation, at the path
-    it is started by and at the real one (a venv reached through a symlinked folder, or a path with `..`, must run
-    as it is named), and the running agent's own installation (it runs the sandbox's file operations)."""
-    named = os.path.abspath(python)
+    it runs by (`host_path`) and at the real one, and the running agent's own installation (it runs the sandbox's
+    file operations)."""
+    named = host_path(python)
+    agent = host_path(sys.executable)
     places = {
         os.path.dirname(os.path.dirname(named)),
         os.path.dirname(os.path.dirname(os.path.realpath(named))),
@@ -156,8 +178,8 @@ def interpreter_mounts(python: str) -> tuple[str, ...]:
         sys.base_prefix,
         sys.exec_prefix,
         sys.base_exec_prefix,
-        os.path.dirname(os.path.dirname(os.path.abspath(sys.executable))),
-        os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
+        os.path.dirname(os.path.dirname(agent)),
+        os.path.dirname(os.path.dirname(os.path.realpath(agent))),
     }
     found: set[str] = set()
     for place in places:
@@ -169,14 +191,14 @@ def interpreter_mounts(python: str) -> tuple[str, ...]:
 
 def command_path(python: str) -> str:
     """`PATH` inside the sandbox whose Python is `python`: its `bin` folder, then the system ones."""
-    return ':'.join([os.path.dirname(os.path.abspath(python)), _PATH])
+    return ':'.join([os.path.dirname(host_path(python)), _PATH])
 
 
 def visible_paths(python: str, mounts: Iterable[str] = ()) -> tuple[str, ...]:
     """The host paths a sandboxed command sees besides its workspace (all read-only): `/usr` and the system
     folders, the installations `interpreter_mounts` names, and `mounts`. A program elsewhere, or a link on `PATH`
     leading elsewhere, is not there."""
-    return ('/usr', *_SYSTEM_DIRS, *interpreter_mounts(python), *(os.path.abspath(path) for path in mounts))
+    return ('/usr', *_SYSTEM_DIRS, *interpreter_mounts(python), *(host_path(path) for path in mounts))
 
 
 def _within_system(path: str) -> bool:

@@ -15,6 +15,9 @@ User ids (agents running as root): each workspace gets the next id from `UID_BAS
 under a lock every agent process using the root shares, and never given out again: no two workspaces (and no process
 left over from a deleted one) share a process count.
 
+The root must be the agent user's own and closed to others, and every workspace is checked before it is used: no
+link followed, owned as the sandbox made it, a user id it gave out (see `root`).
+
 Deleting renames the folder out of the way first (to `.trash-...`, so it is gone at once for every reader), then
 removes it with `rm -rf` in a worker thread: a tree 1,500 folders deep or of 200,000 files neither exhausts Python's
 recursion nor holds up the event loop. A removal cut short leaves trash that `prune` finishes.
@@ -24,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -33,21 +35,27 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic_ai.workspaces import WorkspaceError, WorkspaceUnavailableError
 
-from .bubblewrap import HOME, WORKSPACE_MOUNT
-from .errors import ForeignWorkspaceError
+from .bubblewrap import HOME, WORKSPACE_MOUNT, host_path
+from .errors import ForeignWorkspaceError, WorkspaceDeletedError
+from .root import (
+    COUNTER,
+    LAST_UID,
+    UID_BASE,
+    locked,
+    opened_root,
+    read_text,
+    recorded_uids,
+    verified_owner,
+    write_atomic,
+)
 
-__all__ = ('UID_BASE', 'Folders', 'Place', 'stop_commands', 'track_commands')
+__all__ = ('UID_BASE', 'Folders', 'Place', 'stop_commands', 'track_commands', 'workspace_deleted')
 
-UID_BASE = 1_900_000_000
-"""The first user id given to a workspace when the agent runs as root (far from system and subordinate ranges)."""
-_LAST_UID = 4_294_967_294
-"""The highest user id Linux gives out (`(uid_t) -1` means "unchanged")."""
 _ID = re.compile(r'[0-9a-f]{32}')
 _TRASH = '.trash-'
 _DELETED = 'the workspace no longer exists (it was deleted)'
@@ -77,23 +85,30 @@ class Folders:
     """The workspace folders under one root (see the module docstring)."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
+        self.root = Path(host_path(str(root)))  # its real folder: a link above it cannot be retargeted later
 
     def folder(self, identifier: str) -> Path | None:
-        """The `workspace` folder of workspace `identifier`, if there is one."""
-        folder = self.root / identifier / 'workspace' if _ID.fullmatch(identifier) else None
-        return folder if folder is not None and folder.is_dir() else None
+        """The `workspace` folder of workspace `identifier`, if there is one.
+
+        Raises:
+            SandboxRootError: the root is not safe to use.
+            UnsafeWorkspaceError: the workspace is not as the sandbox made it.
+        """
+        if not _ID.fullmatch(identifier):
+            return None
+        with opened_root(self.root) as root_fd:
+            owner = verified_owner(self.root, root_fd, identifier)
+        return self.root / identifier / 'workspace' if owner is not None else None
 
     def create(self, conversation: str | None) -> tuple[str, Place]:
         """A new workspace belonging to `conversation` (to none: `None`); its id and folders."""
-        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with _locked(self.root):  # the user id is counted and recorded before the next creator looks
+        with opened_root(self.root) as root_fd, locked(self.root, root_fd):
+            # the user id is counted and recorded before the next creator looks
             identifier = secrets.token_hex(16)
-            uid = self._next_uid() if os.geteuid() == 0 else None
-            path = self.root / identifier
-            path.mkdir(mode=0o700)
-            _write_owner(path, conversation, uid)
-        place = Place(path, uid)
+            uid = self._next_uid(root_fd) if os.geteuid() == 0 else None
+            os.mkdir(identifier, 0o700, dir_fd=root_fd)
+            _write_owner(root_fd, identifier, conversation, uid)
+        place = Place(self.root / identifier, uid)
         home = place.folder / HOME.removeprefix(WORKSPACE_MOUNT + '/')
         home.mkdir(parents=True)
         _write_etc(place.etc, uid)
@@ -108,36 +123,42 @@ class Folders:
         any folder without a conversation given, else its own or one without an owner, which becomes its own).
 
         Raises:
-            WorkspaceUnavailableError: there is no such workspace (it was deleted).
+            WorkspaceDeletedError: there is no such workspace (it was deleted).
             ForeignWorkspaceError: it is not `conversation`'s.
+            SandboxRootError: the root is not safe to use.
+            UnsafeWorkspaceError: the workspace is not as the sandbox made it.
         """
         if not _ID.fullmatch(identifier):
             raise WorkspaceUnavailableError(f'{identifier!r} does not name a skillshelf workspace')
-        path = self.root / identifier
-        owner = _read_owner(path)
-        if owner is None or not (path / 'workspace').is_dir():
-            raise WorkspaceUnavailableError(_DELETED)
-        owned_by, uid = owner
-        if not explicit and (owned_by is None or owned_by != conversation):
-            raise _foreign(identifier, owned_by)
-        if explicit and conversation is not None and owned_by != conversation:
-            if owned_by is not None:
-                raise _foreign(identifier, owned_by, explicit=True)
-            _write_owner(path, conversation, uid)  # the application gives its folder to a conversation
-        with contextlib.suppress(OSError):
-            os.utime(path / 'owner.json')  # last used, for `prune`
-        return Place(path, uid)
+        with opened_root(self.root) as root_fd:
+            owner = verified_owner(self.root, root_fd, identifier)
+            if owner is None:
+                raise WorkspaceDeletedError(_DELETED)
+            if not explicit and (owner.conversation is None or owner.conversation != conversation):
+                raise _foreign(identifier, owner.conversation)
+            if explicit and conversation is not None and owner.conversation != conversation:
+                if owner.conversation is not None:
+                    raise _foreign(identifier, owner.conversation, explicit=True)
+                _write_owner(root_fd, identifier, conversation, owner.uid)  # the application gives it its folder
+            with contextlib.suppress(OSError):  # last used, for `prune`
+                os.utime(f'{identifier}/owner.json', dir_fd=root_fd, follow_symlinks=False)
+        return Place(self.root / identifier, owner.uid)
 
     def check(self, identifier: str, conversation: str | None) -> None:
-        """Refuse a message history's ref to workspace `identifier` unless it is `conversation`'s; a workspace that no
-        longer exists is left for its first operation to report.
+        """Refuse a message history's ref to workspace `identifier` unless it is `conversation`'s and as the sandbox
+        made it; a workspace that no longer exists is left for its first operation to report.
 
         Raises:
             ForeignWorkspaceError: it belongs to another conversation, or to none.
+            SandboxRootError: the root is not safe to use.
+            UnsafeWorkspaceError: the workspace is not as the sandbox made it.
         """
-        owner = _read_owner(self.root / identifier) if _ID.fullmatch(identifier) else None
-        if owner is not None and (owner[0] is None or owner[0] != conversation):
-            raise _foreign(identifier, owner[0])
+        if not _ID.fullmatch(identifier):
+            return
+        with opened_root(self.root) as root_fd:
+            owner = verified_owner(self.root, root_fd, identifier)
+        if owner is not None and (owner.conversation is None or owner.conversation != conversation):
+            raise _foreign(identifier, owner.conversation)
 
     async def delete(self, identifier: str) -> bool:
         """Stop the workspace's commands and delete its folders (in a worker thread); whether there were any."""
@@ -151,45 +172,54 @@ class Folders:
         return await asyncio.to_thread(self._prune, time.time() - older_than)
 
     def _delete(self, identifier: str) -> bool:
+        with opened_root(self.root) as root_fd:
+            return self._delete_in(root_fd, identifier)
+
+    def _delete_in(self, root_fd: int, identifier: str) -> bool:
         path = self.root / identifier
-        trash = self.root / f'{_TRASH}{identifier}-{secrets.token_hex(4)}'
+        trash = f'{_TRASH}{identifier}-{secrets.token_hex(4)}'
         try:
-            os.rename(path, trash)
+            os.rename(identifier, trash, src_dir_fd=root_fd, dst_dir_fd=root_fd)  # a link is moved, not followed
         except FileNotFoundError:
             return False
         except OSError:
-            trash = path  # it cannot move (a read-only parent): removed where it is
+            trash = identifier  # it cannot move (a read-only parent): removed where it is
         # Stopped after the move: a command that ends when killed then finds its folder gone, and says so.
         stop_commands(str(path / 'workspace'))
-        _remove_tree(trash)
+        _remove_tree(self.root / trash)
         return True
 
     def _prune(self, cutoff: float) -> int:
         removed = 0
-        for entry in _entries(self.root):
-            if entry.name.startswith(_TRASH):
-                _remove_tree(entry)
-                continue
-            if not _ID.fullmatch(entry.name):
-                continue
-            with contextlib.suppress(OSError):
-                if (entry / 'owner.json').stat().st_mtime < cutoff and self._delete(entry.name):
-                    removed += 1
+        with opened_root(self.root) as root_fd:
+            for name in os.listdir(root_fd):
+                if name.startswith(_TRASH):
+                    _remove_tree(self.root / name)
+                    continue
+                if not _ID.fullmatch(name):
+                    continue
+                with contextlib.suppress(OSError):
+                    used = os.stat(f'{name}/owner.json', dir_fd=root_fd, follow_symlinks=False).st_mtime
+                    if used < cutoff and self._delete_in(root_fd, name):
+                        removed += 1
         return removed
 
-    def _next_uid(self) -> int:
+    def _next_uid(self, root_fd: int) -> int:
         """The next unused user id (under the root's lock)."""
-        counter = self.root / '.next-uid'
         try:
-            uid = int(counter.read_text(encoding='utf-8'))
+            uid = int(read_text(root_fd, COUNTER) or '')
         except (OSError, ValueError):  # first use, or the counter was lost: start after every id recorded
-            recorded = [owner[1] for entry in _entries(self.root) if (owner := _read_owner(entry)) is not None]
-            uid = max((known for known in recorded if known is not None), default=UID_BASE - 1) + 1
+            uid = max(recorded_uids(root_fd), default=UID_BASE - 1) + 1
         uid = max(uid, UID_BASE)
-        if uid > _LAST_UID:
+        if uid > LAST_UID:
             raise WorkspaceError(f'every user id from {UID_BASE:,} on has been given to a workspace under {self.root}')
-        _write_atomic(counter, str(uid + 1))
+        write_atomic(root_fd, COUNTER, str(uid + 1))
         return uid
+
+
+def workspace_deleted(folder: str) -> WorkspaceDeletedError | None:
+    """The error for a workspace whose `folder` is gone (it was deleted), or `None` while it is there."""
+    return None if os.path.isdir(folder) else WorkspaceDeletedError(_DELETED)
 
 
 _RUNNING: dict[str, set[int]] = {}
@@ -244,44 +274,12 @@ def _quiet(*argv: str) -> None:
     subprocess.run(argv, stdin=quiet, stdout=quiet, stderr=quiet, check=False)
 
 
-def _read_owner(path: Path) -> tuple[str | None, int | None] | None:
-    """The conversation and user id `path/owner.json` records, or `None` without a readable one."""
+def _write_owner(root_fd: int, identifier: str, conversation: str | None, uid: int | None) -> None:
+    folder = os.open(identifier, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
     try:
-        owner = json.loads((path / 'owner.json').read_text(encoding='utf-8'))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(owner, dict):
-        return None
-    conversation, uid = owner.get('conversation'), owner.get('uid')  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    return (
-        conversation if isinstance(conversation, str) else None,
-        uid if isinstance(uid, int) and not isinstance(uid, bool) else None,
-    )
-
-
-def _write_owner(path: Path, conversation: str | None, uid: int | None) -> None:
-    _write_atomic(path / 'owner.json', json.dumps({'conversation': conversation, 'uid': uid}))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    partial = path.with_name(f'.{path.name}.{secrets.token_hex(4)}')
-    partial.write_text(text, encoding='utf-8')
-    os.replace(partial, path)
-
-
-@contextlib.contextmanager
-def _locked(root: Path) -> Generator[None]:
-    """The root's lock, shared by every agent process (and thread) creating workspaces under it."""
-    with open(root / '.lock', 'a') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-def _entries(root: Path) -> list[Path]:
-    try:
-        return list(root.iterdir())
-    except OSError:
-        return []
+        write_atomic(folder, 'owner.json', json.dumps({'conversation': conversation, 'uid': uid}))
+    finally:
+        os.close(folder)
 
 
 def _write_etc(etc: Path, uid: int | None) -> None:

@@ -29,6 +29,7 @@ from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 from ..errors import SkillError
 from ..scripts.limits import ScriptLimits
 from .backend import PROVIDER, SandboxWorkspace, folders_of
+from .bubblewrap import host_path
 
 __all__ = ('PROVIDER', 'SandboxWorkspace', 'SkillSandbox')
 
@@ -51,7 +52,9 @@ class SkillSandbox(AbstractCapability[Any]):
     agent is built."""
 
     root: str | Path | None = None
-    """Where the conversations' folders are kept; default `skillshelf-workspaces-<uid>` in the temporary directory."""
+    """Where the conversations' folders are kept; default `skillshelf-workspaces-<uid>` in the temporary directory.
+    It must be the agent user's own and closed to others (created so if missing; anything else is refused with
+    `SandboxRootError`, see `root`)."""
     _: KW_ONLY
     python: str | None = None
     """The Python that runs `.py` scripts and `python`/`python3` commands (its `bin` comes first on `PATH`), with its
@@ -80,6 +83,8 @@ class SkillSandbox(AbstractCapability[Any]):
         self.root = Path(self.root) if self.root is not None else _default_root()
         if self.python is not None and not os.path.isfile(self.python):
             raise SkillError(f"the sandbox's python {self.python!r} is not a file; give the path of an interpreter")
+        if self.python is not None:
+            self.python = host_path(self.python)  # the sandbox mounts only resolved folders
 
     def get_workspace(self, ctx: RunContext[Any], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
         """A new workspace for a new conversation, or the one `ref` names if it is this conversation's; `None` for a
@@ -121,6 +126,9 @@ class SkillSandbox(AbstractCapability[Any]):
 
         A script may have left symlinks there that lead anywhere on the host: read outputs through the run's
         workspace (`result.workspace.read_bytes`), or do not follow links.
+
+        Raises:
+            UnsafeWorkspaceError: the folder is not as the sandbox made it (see `root`).
         """
         return folders_of(self).folder(ref.id) if ref.provider == PROVIDER else None
 
