@@ -6,6 +6,7 @@
 - A description or heading without any word a "not for" cue contains is not searched, and nothing changes.
 - The collector paused while a library is read is on again afterwards, unless someone else paused it.
 - The index cache key takes a folder skill's folder as `os.path.abspath(skill.folder)` did, without the `Path`.
+- A piece without an apostrophe (after NFKC) skips the contraction search and splits into the same words.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 import gc
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from skillshelf import Skill
@@ -26,7 +28,7 @@ from skillshelf._gc import gc_paused
 from skillshelf.library import confusables, index
 from skillshelf.library.confusables import skeleton
 from skillshelf.markdown import guarded_yaml, names
-from skillshelf.ranking import negatives, when_to_use
+from skillshelf.ranking import negatives, tokenize, when_to_use
 
 from skill_files import write_skill
 
@@ -203,3 +205,14 @@ def test_the_plain_name_shortcut_agrees_with_every_rule(name: str) -> None:
     assert names.name_problem(name) == names._broken_rule(name)  # pyright: ignore[reportPrivateUsage]
     assert names.name_problem('a' * 64) is None
     assert names.name_problem('a' * 65) == names._broken_rule('a' * 65) is not None  # pyright: ignore[reportPrivateUsage]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(st.sampled_from([*"ab'’ntsdlmrev", '＇', 'ʼ', '代', '码', 'É', ' ', '-', '_', '１']), max_size=30))
+@example("don't")
+@example('DON＇T')
+@example('代码审查＇s')
+def test_the_contraction_search_is_only_skipped_without_an_apostrophe(piece: str) -> None:
+    normalised = piece if piece.isascii() else unicodedata.normalize('NFKC', piece).lower()
+    expected = tokenize._WORD.findall(tokenize._CONTRACTION.sub(' ', normalised))  # pyright: ignore[reportPrivateUsage]
+    assert tokenize._piece_words(piece) == expected  # pyright: ignore[reportPrivateUsage]

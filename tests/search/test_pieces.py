@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,24 +41,36 @@ def test_the_pieces_are_numbered_as_a_dict_numbers_them(texts: list[str]) -> Non
     assert_same(number_pieces(texts), by_dict(texts))
 
 
-def test_a_hash_collision_never_merges_two_pieces() -> None:
-    def first_eight_bytes(low: Keys, high: Keys) -> Keys:
-        return low.copy()  # a weak hash: pieces that differ only after their 8th byte collide
+def _weak_hash(low: Keys, high: Keys) -> Keys:
+    return low.copy()  # pieces that differ only after their 8th byte collide
 
-    def by_hash(texts: list[str]) -> NumberedPieces | None:
-        return pieces._numbered_by_hash([piece_buffer(text) for text in texts], first_eight_bytes)  # pyright: ignore[reportPrivateUsage]
 
-    distinct_starts = [
-        'fill the pdf form',
-        'the form of a pdf',
-        'abcdefghijklmnopqrstuvwxyz abcdefghijklmnopqrstuvwxyZ',
-    ]
-    numbered = by_hash(distinct_starts)
-    assert numbered is not None
-    assert_same(numbered, by_dict(distinct_starts))
-    shared_starts = ['configuration', 'configurable configuration']
-    assert by_hash(shared_starts) is None  # found, so `number_pieces` numbers that batch in a dict
-    assert_same(number_pieces(shared_starts), by_dict(shared_starts))
+def _constant_hash(low: Keys, high: Keys) -> Keys:
+    return np.zeros_like(low)  # every piece collides with every other, in every round
+
+
+def in_a_table(texts: list[str], hash_keys: Callable[[Keys, Keys], Keys]) -> NumberedPieces:
+    return pieces._numbered_in_a_table([piece_buffer(text) for text in texts], hash_keys)  # pyright: ignore[reportPrivateUsage]
+
+
+COLLIDING = [
+    'fill the pdf form',
+    'the form of a pdf',
+    'abcdefghijklmnopqrstuvwxyz abcdefghijklmnopqrstuvwxyZ',
+    'configuration configurable configuration',
+]
+
+
+@pytest.mark.parametrize('hash_keys', [_weak_hash, _constant_hash])
+def test_a_hash_collision_never_merges_two_pieces(hash_keys: Callable[[Keys, Keys], Keys]) -> None:
+    assert_same(in_a_table(COLLIDING, hash_keys), by_dict(COLLIDING))
+
+
+@settings(max_examples=100, deadline=None)
+@given(TEXTS)
+def test_pieces_left_after_the_last_round_are_numbered_in_a_dict(texts: list[str]) -> None:
+    # With one slot for all, each round settles one distinct piece: most texts here outlast the rounds.
+    assert_same(in_a_table(texts, _constant_hash), by_dict(texts))
 
 
 def test_texts_past_one_batch_share_their_numbering() -> None:

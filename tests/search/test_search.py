@@ -380,7 +380,7 @@ def test_bm25_weights_match_the_formula() -> None:
     assert matrix.scores([]).tolist() == [0.0, 0.0]
 
 
-@pytest.mark.parametrize('big_count', [3, 2**60], ids=['packed sort', 'argsort for counts too large to pack'])
+@pytest.mark.parametrize('big_count', [3, 2**60], ids=['small counts', 'counts past 32 bits'])
 def test_bm25_sums_the_counts_of_repeated_term_document_pairs(big_count: int) -> None:
     # document 0: t2 in two entries, t0 once; document 1: t0 in three entries, t1 once
     term_ids, counts = np.array([2, 0, 2, 0, 1, 0, 0]), np.array([1, big_count, 2, 1, 1, 1, 1])
@@ -392,6 +392,34 @@ def test_bm25_sums_the_counts_of_repeated_term_document_pairs(big_count: int) ->
     idf = np.log1p((2 - np.array([2, 2, 1, 1]) + 0.5) / (np.array([2, 2, 1, 1]) + 0.5))
     norm = 1.2 * (0.25 + 0.75 * lengths[[0, 1, 1, 0]] / average)
     assert matrix.weights == pytest.approx(idf * tf * 2.2 / (tf + norm), rel=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.sampled_from([3, 2**16, 2**16 + 5, 2**20]))
+def test_bm25_pairs_are_those_a_dict_sums_in_term_then_document_order(data: st.DataObject, n_terms: int) -> None:
+    # Term ids on both sides of 2**16 (sorted by their low, then their high 16 bits), repeated within a document.
+    term = st.one_of(st.integers(0, min(n_terms, 4) - 1), st.integers(max(n_terms - 3, 0), n_terms - 1))
+    documents = data.draw(st.lists(st.lists(st.tuples(term, st.integers(0, 3)), max_size=8), min_size=1, max_size=6))
+    term_ids = np.array([t for document in documents for t, _ in document], dtype=np.int32)
+    counts = np.array([c for document in documents for _, c in document], dtype=np.int32)
+    matrix = BM25Matrix.build(term_ids, counts, np.array([len(d) for d in documents]), n_terms)
+    tf: dict[tuple[int, int], int] = {}
+    for position, document in enumerate(documents):
+        for t, c in document:
+            tf[t, position] = tf.get((t, position), 0) + c
+    pairs = sorted(tf)
+    assert matrix.docs.dtype == np.int32
+    assert matrix.starts.dtype == np.int64
+    assert matrix.docs.tolist() == [position for _, position in pairs]
+    assert np.diff(matrix.starts).tolist() == np.bincount([t for t, _ in pairs], minlength=n_terms).tolist()
+    lengths = np.array([sum(c for _, c in document) for document in documents], dtype=np.float64)
+    average = float(lengths.mean()) if lengths.sum() else 1.0
+    df = np.bincount([t for t, _ in pairs], minlength=n_terms)
+    terms, docs = np.array([t for t, _ in pairs], dtype=np.int64), np.array([p for _, p in pairs], dtype=np.int64)
+    frequencies = np.array([tf[pair] for pair in pairs], dtype=np.float64)
+    idf = np.log1p((len(documents) - df[terms] + 0.5) / (df[terms] + 0.5))
+    norm = 1.2 * (0.25 + 0.75 * lengths[docs] / average)
+    assert matrix.weights.tolist() == pytest.approx((idf * frequencies * 2.2 / (frequencies + norm)).tolist(), rel=1e-6)
 
 
 # --------------------------------------------------------------------------------------- library and cache

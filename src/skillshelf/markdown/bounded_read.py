@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ..errors import SkillFormatError
@@ -40,7 +41,7 @@ class SkillFile:
     folder: HeldFolder
     """The skill folder as discovery accepted it, with its read policy."""
 
-    @property
+    @cached_property  # asked for at every read, even one that reports nothing
     def path(self) -> str:
         """Where the file is, for messages."""
         return os.path.join(self.folder.path, SKILL_FILE)

@@ -2,8 +2,9 @@
 
 The format (https://agentskills.io/specification): a YAML frontmatter block between `---` lines, with `name` and
 `description` required, then a markdown body of instructions. A file is read whole (at most
-`MAX_SKILL_FILE_BYTES`) and split with python-frontmatter; its YAML goes through the guarded loader
-(`guarded_yaml`) and its fields through the `Frontmatter` model. The body is read again when it is needed.
+`MAX_SKILL_FILE_BYTES`) and split at its `---` lines as python-frontmatter splits it (discovery splits the bytes and
+decodes only the frontmatter); its YAML goes through the guarded loader (`guarded_yaml`) and its fields through the
+`Frontmatter` model. The body is read again when it is needed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, AnyStr, cast
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
@@ -59,18 +60,24 @@ MAX_FRONTMATTER_BYTES = 64 * 1024
 """A frontmatter block larger than this is refused: catalogs only need a name and a description."""
 
 
+# `[ \t]*` and `\r*` match disjoint characters, so a failed line is given up in one pass over it.
+_BOUNDARY = re.compile(r'^---[ \t]*\r*$', re.MULTILINE)
+_BOUNDARY_BYTES = re.compile(_BOUNDARY.pattern.encode(), re.MULTILINE)
+"""The delimiter line in UTF-8: `read_frontmatter` splits the file's bytes and decodes only the frontmatter."""
+
+
 class _SkillFileHandler(YAMLHandler):
     """python-frontmatter's YAML handler with the format's delimiter (a line of exactly `---`, blanks after it
     allowed) and skillshelf's guarded YAML loader."""
 
-    # `[ \t]*` and `\r*` match disjoint characters, so a failed line is given up in one pass over it.
-    FM_BOUNDARY = re.compile(r'^---[ \t]*\r*$', re.MULTILINE)
+    FM_BOUNDARY = _BOUNDARY
 
     def load(self, fm: str, **kwargs: object) -> Any:
         return guarded_yaml.load(fm)
 
 
 _HANDLER = _SkillFileHandler()
+_BOM = '\ufeff'.encode()
 
 
 def read_frontmatter(
@@ -86,11 +93,16 @@ def read_frontmatter(
     found: list[FormatDeviation] = []
     raw = read_skill_file(skill_file)
     path = _path_of(skill_file)
-    head, body = split_frontmatter(path, raw.decode('utf-8', 'surrogateescape'))
+    # Split as bytes, and only the frontmatter decoded: the same text as decoding the file with `surrogateescape` and
+    # splitting that (`---` and line breaks are ASCII, which UTF-8 never holds inside another character).
+    raw = raw.removeprefix(_BOM)
+    start, end, body_start = _frontmatter_span(path, raw, _BOUNDARY_BYTES, b'\n')
+    head = raw[start:end].decode('utf-8', 'surrogateescape')
     if unencodable(head) is not None:  # an undecodable byte, kept as a surrogate by the decoding above
         raise SkillFormatError(path, 'the frontmatter is not valid UTF-8')
     data = _load_lenient(path, head, found)
-    front = _validate(path, data, found, escapes='\\' in head, body=lambda: _decoded_body(body))
+    # Any undecodable byte as U+FFFD: the body only supplies a description.
+    front = _validate(path, data, found, escapes='\\' in head, body=lambda: raw[body_start:].decode('utf-8', 'replace'))
     _report(found, front.name, deviations)
     return front
 
@@ -127,11 +139,6 @@ def _report(found: list[FormatDeviation], name: str, deviations: list[FormatDevi
         return
     for deviation in named:
         warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=4)
-
-
-def _decoded_body(body: str) -> str:
-    """A body read with `surrogateescape`, with any undecodable byte as U+FFFD (it only supplies a description)."""
-    return body.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace')
 
 
 def read_frontmatter_text(skill_file: str | Path | SkillFile) -> str:
@@ -180,19 +187,38 @@ def split_frontmatter(skill_file: str | Path, text: str) -> tuple[str, str]:
         SkillFormatError: the text does not open with a `---` line, or its frontmatter is not closed or too large.
     """
     text = text.removeprefix('\ufeff')
-    if not _HANDLER.detect(text):
+    start, end, body_start = _frontmatter_span(skill_file, text, _BOUNDARY, '\n')
+    return text[start:end], text[body_start:]
+
+
+def _frontmatter_span(
+    skill_file: str | Path, text: AnyStr, boundary: re.Pattern[AnyStr], newline: AnyStr
+) -> tuple[int, int, int]:
+    """Where the frontmatter of `text` (without a byte-order mark) starts and ends, and where its body starts, as
+    python-frontmatter splits it at the `boundary` lines; `text` may be UTF-8 bytes, which split the same way.
+
+    Raises:
+        SkillFormatError: as `split_frontmatter`.
+    """
+    opening = boundary.match(text)
+    if opening is None:
         raise SkillFormatError(skill_file, 'the file does not start with a `---` frontmatter line')
-    try:
-        head, body = _HANDLER.split(text)
-    except ValueError:  # no closing line
-        opened = text[text.find('\n') + 1 :]
-        if _utf8_size(opened) > MAX_FRONTMATTER_BYTES:
-            raise SkillFormatError(skill_file, _too_large()) from None
-        raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line') from None
-    head = head.removeprefix('\n')  # the opening line's end: YAML's first line is then the file's second
-    if _utf8_size(head) > MAX_FRONTMATTER_BYTES:
+    closing = boundary.search(text, opening.end())
+    if closing is None:
+        if _size(text[text.find(newline) + 1 :]) > MAX_FRONTMATTER_BYTES:
+            raise SkillFormatError(skill_file, _too_large())
+        raise SkillFormatError(skill_file, 'the frontmatter is not closed by a `---` line')
+    start = opening.end()
+    if text.startswith(newline, start):  # the opening line's end: YAML's first line is then the file's second
+        start += 1
+    if _size(text[start : closing.start()]) > MAX_FRONTMATTER_BYTES:
         raise SkillFormatError(skill_file, _too_large())
-    return head, body
+    return start, closing.start(), closing.end()
+
+
+def _size(text: str | bytes) -> int:
+    """The size of `text` in UTF-8."""
+    return len(text) if isinstance(text, bytes) else _utf8_size(text)
 
 
 def _utf8_size(text: str) -> int:

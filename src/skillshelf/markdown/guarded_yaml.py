@@ -21,6 +21,7 @@ from yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, No
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from .._text import one_line
+from .flat_yaml import flat_fields
 
 __all__ = (
     'MAX_YAML_DEPTH',
@@ -96,6 +97,8 @@ def load(text: str) -> Any:
         yaml.YAMLError: `text` is not valid YAML.
         ValueError: YAML cannot convert a value (an impossible date, an integer with thousands of digits, ...).
     """
+    if (fields := flat_fields(text)) is not None:  # most frontmatter: the same mapping, without a parser
+        return fields
     with _checked_loader(text) as loader:
         node = loader.get_single_node()
         if node is None:

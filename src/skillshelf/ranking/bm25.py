@@ -49,16 +49,9 @@ class BM25Matrix:
         document (their occurrences, never negative, add up).
         """
         n_docs = len(entries)
-        doc_of_entry = np.repeat(np.arange(n_docs, dtype=np.int64), entries)
+        doc_of_entry = np.repeat(np.arange(n_docs, dtype=np.int32), entries)
         lengths = np.bincount(doc_of_entry, weights=counts, minlength=n_docs)
-        # In place, one entry-sized array at a time: these are the largest arrays of an index build.
-        pairs = term_ids.astype(np.int64)
-        pairs *= max(n_docs, 1)
-        pairs += doc_of_entry
-        del doc_of_entry
-        pairs, tf = _sum_by_pair(pairs, counts.astype(np.int64))
-        terms = pairs // max(n_docs, 1)
-        docs = (pairs % max(n_docs, 1)).astype(np.int32)
+        terms, docs, tf = _sum_by_pair(term_ids, doc_of_entry, counts, n_terms)
         df = np.bincount(terms, minlength=n_terms)
         idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
         average = float(lengths.mean()) if n_docs and lengths.sum() else 1.0
@@ -86,24 +79,24 @@ class BM25Matrix:
         return best
 
 
-def _sum_by_pair(pairs: IntArray, counts: IntArray) -> tuple[IntArray, IntArray]:
-    """The distinct `pairs` in ascending order, and the sum of `counts` over the entries of each.
+def _sum_by_pair(
+    terms: SmallIntArray, docs: SmallIntArray, counts: SmallIntArray, n_terms: int
+) -> tuple[SmallIntArray, SmallIntArray, IntArray]:
+    """The distinct (term, document) pairs of entries given document after document (`docs` ascending), ordered by
+    term then document, and the sum of `counts` over the entries of each.
 
-    Both arrays are overwritten: they are an index build's largest, and a fresh array that size costs more
-    to allocate than to fill.
+    A stable sort by term keeps each term's documents ascending: NumPy sorts 16-bit keys by radix, in linear time,
+    so terms are sorted by their low and then their high 16 bits, several times faster than sorting the pairs.
     """
-    if not len(pairs):
-        return pairs, counts
-    count_bits = int(counts.max()).bit_length()
-    if int(pairs.max()).bit_length() + count_bits <= 63:
-        # Sorting one packed array is several times faster than the argsort behind `np.unique(return_inverse=True)`.
-        pairs <<= count_bits
-        pairs |= counts
-        pairs.sort()
-        np.bitwise_and(pairs, (1 << count_bits) - 1, out=counts)
-        pairs >>= count_bits
-    else:
-        order = np.argsort(pairs, kind='stable')
-        pairs, counts = pairs[order], counts[order]
-    first = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
-    return pairs[first], np.add.reduceat(counts, first)
+    if not len(terms):
+        return terms, docs, counts.astype(np.int64)
+    order = np.argsort(terms.astype(np.uint16), kind='stable')
+    if n_terms > 1 << 16:
+        order = order[np.argsort((terms[order] >> 16).astype(np.uint16), kind='stable')]
+    terms, docs = terms[order], docs[order]
+    opens = np.empty(len(terms), dtype=bool)
+    opens[0] = True
+    np.not_equal(terms[1:], terms[:-1], out=opens[1:])
+    opens[1:] |= docs[1:] != docs[:-1]
+    first = np.flatnonzero(opens)
+    return terms[first], docs[first], np.add.reduceat(counts[order], first, dtype=np.int64)

@@ -132,7 +132,9 @@ def _piece_words(piece: str) -> list[str]:
     `p`), lower-cased, without contraction endings, and split at any non-alphanumeric character of any script."""
     if not piece.isascii():
         piece = unicodedata.normalize('NFKC', piece).lower()
-    return _WORD.findall(_CONTRACTION.sub(' ', piece))
+    if "'" in piece or '’' in piece:  # in every match: the search is slow on long runs of letters (CJK text)
+        piece = _CONTRACTION.sub(' ', piece)
+    return _WORD.findall(piece)
 
 
 _ASCII_WORDS = bytes(
