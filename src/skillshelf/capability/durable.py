@@ -18,7 +18,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.durable_exec import BaseDurabilityCapability, DurableRunContext
 
-__all__ = ('in_durable_unit', 'in_durable_workflow', 'off_event_loop', 'supplies_workspace')
+__all__ = ('in_durable_unit', 'in_durable_workflow', 'off_event_loop', 'workspace_supplier')
 
 T = TypeVar('T')
 
@@ -55,15 +55,15 @@ async def off_event_loop(function: Callable[[], T]) -> T:
     return await run_in_executor(function)
 
 
-def supplies_workspace(agent: AbstractAgent[Any, Any], *, besides: AbstractCapability[Any]) -> bool:
-    """Whether a capability of `agent` other than `besides` supplies the run's workspace (`LocalWorkspace`, a harness
-    sandbox, `SkillSandbox`).
+def workspace_supplier(agent: AbstractAgent[Any, Any], *, besides: AbstractCapability[Any]) -> str | None:
+    """The class name of a capability of `agent` other than `besides` that supplies the run's workspace
+    (`LocalWorkspace`, a harness sandbox, `SkillSandbox`), or `None` if none does.
 
     pydantic-ai's own test is private (`_has_get_workspace`, on every capability from 2.60 on): it sees through
     wrapper capabilities, which define `get_workspace` only to pass it on. Where it is missing, a capability whose
     class defines its own `get_workspace` counts.
     """
-    found: list[bool] = []
+    found: list[str] = []
 
     def visit(capability: AbstractCapability[Any]) -> None:
         if capability is besides or type(capability) is type(besides):
@@ -71,7 +71,8 @@ def supplies_workspace(agent: AbstractAgent[Any, Any], *, besides: AbstractCapab
         has = getattr(capability, '_has_get_workspace', None)
         if not isinstance(has, bool):
             has = type(capability).get_workspace is not AbstractCapability.get_workspace
-        found.append(has)
+        if has:
+            found.append(type(capability).__name__)
 
     agent.root_capability.apply(visit)
-    return any(found)
+    return found[-1] if found else None

@@ -9,6 +9,7 @@ after it: `state` (what is loaded and visible), `dispatch` (the meta-tool calls)
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
@@ -24,19 +25,20 @@ from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResu
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
+from ..errors import SkillWarning
 from ..library import LibraryOptions, SkillLibrary
 from ..library.source_spec import SourceSpec
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.lexical import DEFAULT_THRESHOLD
 from ..ranking.ranker import RankerFactory, SearchMode
 from ..ranking.semantic import Encoder
-from ..scripts.limits import ScriptLimits
+from ..scripts.limits import ScriptLimits, given_sandbox_limits
 from ..skill import Skill
 from ..sources.base import SkillSource
 from .approval import ask_before_command, ask_before_script, preapproved
 from .catalog import DEFAULT_CATALOG_BUDGET, DEFAULT_CATALOG_ENTRY
 from .dispatch import execute
-from .durable import in_durable_unit, in_durable_workflow, off_event_loop, supplies_workspace
+from .durable import in_durable_unit, in_durable_workflow, off_event_loop, workspace_supplier
 from .history import DEFAULT_ID, loaded_from_history, loaded_skills, revealed_from_history
 from .invocation import SkillCommand, UserLoad, invoke_from_prompt, user_load
 from .operations import tag_of
@@ -172,15 +174,23 @@ class Skills(AbstractCapability[AgentDepsT]):
         """With scripts on and no other capability of `agent` supplying a workspace, supply skillshelf's sandbox
         (`SkillSandbox`) as the run's workspace.
 
+        Sandbox limits given the deprecated way (`ScriptLimits(max_memory_bytes=...)`) go to that sandbox; where
+        `Skills` makes none, a `SkillWarning` says they are ignored and where to set them.
+
         Raises:
             SkillError: the sandbox is needed and bubblewrap is not installed.
         """
-        if not self._shelf.options.scripts.workspace or supplies_workspace(agent, besides=self):
+        options = self._shelf.options.scripts
+        moved = given_sandbox_limits(options.script_limits)
+        supplier = workspace_supplier(agent, besides=self)
+        if not options.workspace or supplier is not None:
+            if moved:
+                _warn_ignored(moved, supplier if options.workspace else None)
             return self
-        from ..sandbox import SkillSandbox  # the sandbox annex, only for an agent that has no other workspace
+        from ..sandbox import SandboxLimits, SkillSandbox  # the sandbox annex, only for an agent with no workspace
 
         bound = copy.copy(self)
-        bound._sandbox = SkillSandbox(limits=self._shelf.options.scripts.script_limits)
+        bound._sandbox = SkillSandbox(limits=SandboxLimits(**moved))
         return bound
 
     def get_workspace(self, ctx: RunContext[AgentDepsT], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
@@ -338,6 +348,25 @@ class Skills(AbstractCapability[AgentDepsT]):
     def _is_meta(self, tool_def: ToolDefinition) -> bool:
         tag = tag_of(tool_def, self.capability_id)
         return tag is not None and tag.operation is not None
+
+
+def _warn_ignored(moved: dict[str, int], workspace: str | None) -> None:
+    """Say that the sandbox limits of `Skills(script_limits=...)` reach no sandbox: the workspace comes from
+    `workspace`, or (`None`) the model works in no workspace."""
+    named = ', '.join(f'{name}={value!r}' for name, value in moved.items())
+    why = (
+        f"this agent's workspace comes from {workspace}, and only the sandbox Skills makes itself takes them"
+        if workspace
+        else 'Skills makes no sandbox with `scripts` and `file_tools` off'
+    )
+    warnings.warn(
+        SkillWarning(
+            f'the sandbox limits in Skills(script_limits=ScriptLimits({named})) are ignored: {why}. Set them where '
+            'the workspace is made: '
+            f"SkillSandbox(limits=SandboxLimits({named})), or your workspace's own limits."
+        ),
+        stacklevel=3,
+    )
 
 
 _MERGED = (

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..scripts.limits import ScriptLimits
+from .limits import SandboxLimits
 
 __all__ = ('HOME', 'WORKSPACE_MOUNT', 'Layout', 'bwrap_command', 'command_path', 'interpreter_mounts', 'visible_paths')
 
@@ -60,7 +60,7 @@ class Layout:
 def bwrap_command(
     bwrap: str,
     layout: Layout,
-    limits: ScriptLimits,
+    limits: SandboxLimits,
     argv: Sequence[str],
     env: Mapping[str, str] | None = None,
     seccomp_fd: int | None = None,
