@@ -18,9 +18,10 @@ here every file operation would become a sandboxed command, and commands carry t
   `list_dir` (`find: 'sh' terminated by signal 25`, SIGXFSZ);
 - its `list_dir` gives no sizes, so `list_files` would no longer show them
   (`tests/tools/test_file_tools.py::test_the_model_writes_edits_lists_and_reads_files[sandbox]` fails);
-- a file moves 64 KiB per command, base64-encoded: 1 MiB took 0.95 s to write and 0.82 s to read, against 0.08 s
-  and 0.12 s here (`benchmarks/sandbox_files.py`, median of 5 on a shared 2-core machine); a small file's operations
-  cost about the same either way (one Python start here; one to three shell commands there).
+- a file moves 64 KiB per command, base64-encoded: 1 MiB took 1.3 s to write and 0.9 s to read, against 0.2 s each
+  here (`benchmarks/sandbox_files.py`: medians, the two paths taking turns, on a 2-core machine shared with other
+  work). Not every cost is on that side: a 1 KiB file's write took 0.20 s against 0.17 s here, but `stat`, `exists`
+  and `list_dir` took 45-70 ms against 140-200 ms (one shell command there, a Python start here).
 """
 
 import json
