@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from .ranking.semantic import Encoder as Encoder
     from .ranking.semantic import SemanticUnavailableError as SemanticUnavailableError
     from .sandbox import ForeignWorkspaceError as ForeignWorkspaceError
+    from .sandbox import SandboxLimits as SandboxLimits
     from .sandbox import SkillSandbox as SkillSandbox
     from .scripts import ScriptLimits as ScriptLimits
     from .scripts import ScriptResult as ScriptResult
@@ -124,7 +125,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     '.ranking.documents': ('DEFAULT_THRESHOLD', 'SearchDocument', 'SearchHit'),
     '.ranking.ranker': ('Ranker', 'RankerFactory', 'SearchOptions'),
     '.ranking.semantic': ('Encoder', 'SemanticUnavailableError'),
-    '.sandbox': ('ForeignWorkspaceError', 'SkillSandbox'),
+    '.sandbox': ('ForeignWorkspaceError', 'SandboxLimits', 'SkillSandbox'),
     '.scripts': ('ScriptLimits', 'ScriptResult'),
     '.skill': ('Skill',),
     '.sources': (

@@ -27,7 +27,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage
 
-from skillshelf import ScriptLimits, Skills, SkillSandbox
+from skillshelf import SandboxLimits, ScriptLimits, Skills, SkillSandbox
 
 from reliability.ledger import case, figure
 from repo_paths import REPO
@@ -43,7 +43,8 @@ OVERSHOOT_UNDER_LOAD = 2 << 30
 """What a workspace filler may write past its limit while 200 runs share two cores with other work (measured: 0.2-0.8
 GiB at ~1.5 GB/s of page cache; alone, a filler stops within 2x the limit: see the fast-writer test). Before the
 watch had a thread of its own, nothing bounded it but the time limit."""
-LIMITS = ScriptLimits(timeout=90, max_workspace_bytes=64 << 20, max_tmp_bytes=32 << 20)
+LIMITS = SandboxLimits(max_workspace_bytes=64 << 20, max_tmp_bytes=32 << 20)
+TIME = ScriptLimits(timeout=90)
 HARMLESS = """import subprocess, sys
 for _ in range(3):
     subprocess.run(['true'], check=True)
@@ -137,7 +138,7 @@ def owners(root: Path) -> list[dict[str, Any]]:
 
 async def test_two_hundred_concurrent_runs_with_hostile_neighbours_all_succeed(tmp_path: Path) -> None:
     sandbox = SkillSandbox(tmp_path / 'ws', limits=LIMITS)
-    skills = Skills(library(tmp_path), scripts=True, script_limits=LIMITS)
+    skills = Skills(library(tmp_path), scripts=True, script_limits=TIME)
 
     async def one(index: int) -> tuple[str, str, Any]:
         script, args = kind(index)
@@ -195,9 +196,9 @@ def replies(messages: list[ModelMessage]) -> list[str]:
 
 
 def test_a_fast_writer_is_stopped_near_the_workspace_limit_and_the_workspace_stays_full(tmp_path: Path) -> None:
-    limits = ScriptLimits(timeout=60, max_workspace_bytes=64 << 20)
+    limits = SandboxLimits(max_workspace_bytes=64 << 20)
     sandbox = SkillSandbox(tmp_path / 'ws', limits=limits)
-    skills = Skills(library(tmp_path), scripts=True, script_limits=limits)
+    skills = Skills(library(tmp_path), scripts=True, script_limits=ScriptLimits(timeout=60))
     first = run_once(sandbox, skills, 'fill.py', [])
     [stopped] = replies(first.all_messages())
     folder = sandbox.folder(first.response.workspace_ref)
@@ -221,9 +222,10 @@ def test_a_fast_writer_is_stopped_near_the_workspace_limit_and_the_workspace_sta
 
 
 def test_one_runaway_file_stops_exactly_at_the_room_left(tmp_path: Path) -> None:
-    limits = ScriptLimits(timeout=60, max_workspace_bytes=48 << 20, max_file_bytes=1 << 30)
+    limits = SandboxLimits(max_workspace_bytes=48 << 20, max_file_bytes=1 << 30)
     sandbox = SkillSandbox(tmp_path / 'ws', limits=limits)
-    result = run_once(sandbox, Skills(library(tmp_path), scripts=True, script_limits=limits), 'one_file.py', [])
+    skills = Skills(library(tmp_path), scripts=True, script_limits=ScriptLimits(timeout=60))
+    result = run_once(sandbox, skills, 'one_file.py', [])
     [reply] = replies(result.all_messages())
     folder = sandbox.folder(result.response.workspace_ref)
     assert folder is not None
@@ -236,7 +238,7 @@ def test_one_runaway_file_stops_exactly_at_the_room_left(tmp_path: Path) -> None
 def test_tmp_and_dev_shm_are_private_writable_and_capped(tmp_path: Path) -> None:
     token = secrets.token_hex(8)
     sandbox = SkillSandbox(tmp_path / 'ws', limits=LIMITS)
-    skills = Skills(library(tmp_path), scripts=True, script_limits=LIMITS)
+    skills = Skills(library(tmp_path), scripts=True, script_limits=TIME)
     found: dict[str, str] = {}
     for target in (f'/tmp/escape-{token}', f'/dev/shm/escape-{token}'):
         [found[target]] = replies(run_once(sandbox, skills, 'tmp_fill.py', [target]).all_messages())
@@ -266,9 +268,8 @@ from skillshelf import ScriptLimits, Skills, SkillSandbox
 from scripted_model import Script, call, tool_returns
 
 root = Path(sys.argv[1])
-limits = ScriptLimits(timeout=60)
-sandbox = SkillSandbox(root / 'ws', limits=limits)
-skills = Skills(root / 'lib', scripts=True, script_limits=limits)
+sandbox = SkillSandbox(root / 'ws')
+skills = Skills(root / 'lib', scripts=True, script_limits=ScriptLimits(timeout=60))
 
 async def one(script, args):
     model = Script([[call('load_skill', name='tool-kit')],

@@ -2,7 +2,8 @@
 (`SkillSandbox`) with real `bwrap` and real agent runs.
 
 - Cleaning up: a workspace of 200,000 files is deleted without holding up the event loop; a folder tree 1,500 deep
-  that a script leaves is listed, removed and deleted without a crash and without leaking the folder.
+  that a script leaves is listed, removed and deleted without a crash and without leaking the folder; a workspace
+  past its size limit runs nothing, but can still be listed, read and cleaned through the workspace.
 - Honesty: the time limit holds a child that started a session of its own (`setsid`), and the model is told every
   process was killed only where that is true (not under pydantic-ai's `LocalWorkspace`); `bwrap` removed after the
   sandbox started gives the model a clear message and the developer a warning, not an exception ending the run; a
@@ -29,8 +30,8 @@ from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 from pydantic_ai.workspaces import Workspace, WorkspaceRef
 
-from skillshelf import ScriptLimits, Skills, SkillSandbox, SkillWarning
-from skillshelf.sandbox import WorkspaceDeletedError
+from skillshelf import SandboxLimits, ScriptLimits, Skills, SkillSandbox, SkillWarning
+from skillshelf.sandbox import WorkspaceDeletedError, WorkspaceFullError
 from skillshelf.sandbox.sandbox import SandboxWorkspace
 
 from reliability.ledger import case
@@ -149,10 +150,28 @@ def test_a_tree_1500_folders_deep_left_by_a_script_is_listed_removed_and_deleted
     )
 
 
+async def test_a_full_workspace_can_still_be_listed_read_and_cleaned(tmp_path: Path) -> None:
+    roomy = SkillSandbox(tmp_path / 'ws')
+    backend = roomy.workspace(conversation=None)
+    for name in 'abc':
+        await Workspace(backend).write_bytes(name, b'x' * (900 << 10))
+    # The same folder under a limit it is past, as a command that wrote faster than the size watch leaves it.
+    tight = SkillSandbox(tmp_path / 'ws', limits=SandboxLimits(max_workspace_bytes=1 << 20))
+    full = Workspace(tight.workspace(conversation=None, ref=backend.ref))
+    with pytest.raises(WorkspaceFullError, match='remove files before running or writing anything more'):
+        await full.run(['true'])
+    assert {'a', 'b', 'c'} <= {entry.name for entry in await full.list_dir('.')}
+    assert len(await full.read_bytes('a')) == 900 << 10
+    await full.remove('b')
+    await full.remove('c')
+    assert (await full.run(['true'])).exit_code == 0  # under the limit again: commands run
+    assert backend.ref is not None
+    assert await roomy.delete(backend.ref)
+
+
 def test_the_time_limit_holds_a_child_in_its_own_session_and_says_so_truly(tmp_path: Path) -> None:
-    limits = ScriptLimits(timeout=2)
-    sandbox = SkillSandbox(tmp_path / 'ws', limits=limits)
-    skills = Skills(library(tmp_path), scripts=True, script_limits=limits)
+    sandbox = SkillSandbox(tmp_path / 'ws')
+    skills = Skills(library(tmp_path), scripts=True, script_limits=ScriptLimits(timeout=2))
     result = run([sandbox, skills], script('detach.py'))
     [reply] = tool_returns(result.all_messages(), 'run_skill_script')
     assert reply.startswith(

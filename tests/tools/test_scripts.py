@@ -154,7 +154,7 @@ try:
 except OSError as error:
     print(f'fork refused after {children} children: {type(error).__name__}')
 """
-    sandbox = SkillSandbox(tmp_path / 'workspaces', limits=ScriptLimits(timeout=20))
+    sandbox = SkillSandbox(tmp_path / 'workspaces')
     capability = Skills(skill_with(tmp_path, {'bomb.py': bomb}), scripts=True, script_limits=ScriptLimits(timeout=20))
     reply = run_script(capability, 'scripts/bomb.py', [], sandbox)
     assert 'fork refused after' in reply

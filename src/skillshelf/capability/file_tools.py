@@ -8,6 +8,11 @@ approval unless a loaded skill's `allowed-tools` pre-approves the command (`Bash
 
 Every path is relative to the workspace's working directory (absolute ones must lie inside it), and a symlink that
 leads out of it is refused.
+
+A stopgap: these tools do what pydantic-ai-harness's `FileSystem` and `Shell` do, because skillshelf cannot depend on
+harness while it pins pydantic-ai-slim exactly (harness 0.62.0, the latest, requires `pydantic-ai-slim==2.62.0`;
+skillshelf takes `>=2.60,<3` and is tested on 2.68). When a harness release accepts a range of pydantic-ai,
+`file_tools=True` can hand the model harness's tools instead, and this module goes.
 """
 
 from __future__ import annotations

@@ -80,8 +80,8 @@ class ScriptOptions:
     and a script run on one of them (`python3` and `python` are one program, as are `sh` and `bash`). An
     interpreter runs any code it is given (`python3 -c ...`): name one only where that is acceptable."""
     script_limits: ScriptLimits = field(default_factory=ScriptLimits)
-    """The time and output limits of a run, in any workspace, and the resource limits of skillshelf's own sandbox
-    when `Skills` supplies it (give `SkillSandbox(limits=...)` yourself otherwise)."""
+    """How long a run (script or command) may take and how much of its output the model sees, in any workspace. What
+    it may use of the machine is the workspace's: `SkillSandbox(limits=SandboxLimits(...))`."""
     file_tools: bool = False
     """Give the model `read_file`, `write_file`, `edit_file`, `list_files` and `run_command` on the run's workspace
     (see `file_tools`), for an agent without file tools of its own. `run_command` waits for approval unless a loaded

@@ -9,6 +9,7 @@ after it: `state` (what is loaded and visible), `dispatch` (the meta-tool calls)
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
@@ -24,13 +25,14 @@ from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResu
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
+from ..errors import SkillWarning
 from ..library import LibraryOptions, SkillLibrary
 from ..library.source_spec import SourceSpec
 from ..ranking.documents import DEFAULT_THRESHOLD
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.ranker import RankerFactory, SearchMode
 from ..ranking.semantic import Encoder
-from ..scripts.limits import ScriptLimits
+from ..scripts.limits import ScriptLimits, given_sandbox_limits
 from ..skill import Skill
 from ..sources.base import SkillSource
 from .approval import preapproved
@@ -176,12 +178,18 @@ class Skills(AbstractCapability[AgentDepsT]):
         """With scripts or file tools on: check who answers approvals (see `asking.check_agent`), and when no other
         capability of `agent` supplies a workspace, supply skillshelf's sandbox (`SkillSandbox`) as the run's.
 
+        Sandbox limits given the deprecated way (`ScriptLimits(max_memory_bytes=...)`) go to that sandbox; where
+        `Skills` makes none, a `SkillWarning` says they are ignored and where to set them.
+
         Raises:
             SkillError: the sandbox is needed and bubblewrap is not installed, or `script_approval=True` and the agent
                 cannot take approvals.
         """
         options = self._shelf.options.scripts
+        moved = given_sandbox_limits(options.script_limits)
         if not options.workspace:
+            if moved:
+                _warn_ignored(moved, None)
             return self
         suppliers = workspace_suppliers(agent, besides=self)
         host = next((supplier for supplier in suppliers if not isolating_capability(supplier)), None)
@@ -189,11 +197,13 @@ class Skills(AbstractCapability[AgentDepsT]):
         label = workspace_label(host) if host is not None else ''
         check_agent(agent, options, besides=type(self), isolated=isolated, workspace=label)
         if suppliers:
+            if moved:
+                _warn_ignored(moved, type(suppliers[-1]).__name__)
             return self
-        from ..sandbox import SkillSandbox  # the sandbox annex, only for an agent that has no other workspace
+        from ..sandbox import SandboxLimits, SkillSandbox  # the sandbox annex, only for an agent with no workspace
 
         bound = copy.copy(self)
-        bound._sandbox = SkillSandbox(limits=options.script_limits)
+        bound._sandbox = SkillSandbox(limits=SandboxLimits(**moved))
         return bound
 
     def get_workspace(self, ctx: RunContext[AgentDepsT], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
@@ -363,6 +373,25 @@ class Skills(AbstractCapability[AgentDepsT]):
     def _is_meta(self, tool_def: ToolDefinition) -> bool:
         tag = tag_of(tool_def, self.capability_id)
         return tag is not None and tag.operation is not None
+
+
+def _warn_ignored(moved: dict[str, int], workspace: str | None) -> None:
+    """Say that the sandbox limits of `Skills(script_limits=...)` reach no sandbox: the workspace comes from
+    `workspace`, or (`None`) the model works in no workspace."""
+    named = ', '.join(f'{name}={value!r}' for name, value in moved.items())
+    why = (
+        f"this agent's workspace comes from {workspace}, and only the sandbox Skills makes itself takes them"
+        if workspace
+        else 'Skills makes no sandbox with `scripts` and `file_tools` off'
+    )
+    warnings.warn(
+        SkillWarning(
+            f'the sandbox limits in Skills(script_limits=ScriptLimits({named})) are ignored: {why}. Set them where '
+            'the workspace is made: '
+            f"SkillSandbox(limits=SandboxLimits({named})), or your workspace's own limits."
+        ),
+        stacklevel=3,
+    )
 
 
 _MERGED = (

@@ -2,9 +2,11 @@
 operations all run inside bubblewrap (see `bubblewrap`), so they see the same files and nothing of the host but
 the read-only system and Python installations.
 
-A command runs within the sandbox's `ScriptLimits`: its time, its output, its processes, its memory, any one file
-it writes (no more than the room the workspace has left, either) and what the workspace holds in all (watched while
-it runs: see `usage`). A file operation runs `fileops.py` in the same sandbox.
+A command runs within the time its caller gives (`timeout`), `MAX_CAPTURE_BYTES` of output per stream and the
+sandbox's `SandboxLimits`: its processes, its memory, any one file it writes (no more than the room the workspace has
+left, either) and what the workspace holds in all (watched while it runs: see `usage`). A file operation runs
+`fileops.py` in the same sandbox; of them only a write is refused in a full workspace, so a full one can still be
+listed, read and cleaned (why not through pydantic-ai's shell fallback: see `fileops`).
 """
 
 from __future__ import annotations
@@ -34,11 +36,11 @@ from pydantic_ai.workspaces import (
     WorkspaceUnavailableError,
 )
 
-from ..scripts.limits import ScriptLimits
 from . import seccomp
 from .bubblewrap import WORKSPACE_MOUNT, Layout, bwrap_command, host_path, interpreter_mounts
 from .errors import SandboxBrokenError, WorkspaceFullError
 from .folders import Folders, Place, track_commands, workspace_deleted
+from .limits import SandboxLimits
 from .process import Finished, run_process
 from .usage import WATCH_INTERVAL, DiskWatch, folder_bytes
 
@@ -76,7 +78,7 @@ class SandboxSettings(Protocol):
     """What a workspace needs of its `SkillSandbox` (a protocol, so this module does not import the capability's)."""
 
     @property
-    def limits(self) -> ScriptLimits:
+    def limits(self) -> SandboxLimits:
         """What one command may use."""
         ...
 

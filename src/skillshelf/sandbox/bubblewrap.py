@@ -29,8 +29,8 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..scripts.limits import ScriptLimits
 from ..scripts.node import global_node_modules
+from .limits import SandboxLimits
 from .system import system_configuration
 
 __all__ = (
@@ -74,7 +74,7 @@ class Layout:
 def bwrap_command(
     bwrap: str,
     layout: Layout,
-    limits: ScriptLimits,
+    limits: SandboxLimits,
     argv: Sequence[str],
     env: Mapping[str, str] | None = None,
     seccomp_fd: int | None = None,

@@ -3,7 +3,25 @@ see: the same paths, the same symlinks, the same permissions, and nothing of the
 
 This file is a program, not imported: `sandbox.py` runs its source with `python -I -S -c SOURCE OP PATH WORKDIR`.
 A write's data arrives on stdin; a read's bytes, or a JSON result, leave on stdout; an error leaves as JSON
-(`{"type": ..., "errno": ..., "message": ...}`) on stderr, with exit status 3. It uses the standard library only (and `rm`, to remove a folder).
+(`{"type": ..., "errno": ..., "message": ...}`) on stderr, with exit status 3. It uses the standard library only
+(and `rm`, to remove a folder).
+
+Why not pydantic-ai's shell fallback, the shell commands `Workspace` runs for a backend with commands and no file
+methods (harness's sandboxes rely on it)? Tried for issue #37 on pydantic-ai-slim 2.68: it passes pydantic-ai's
+conformance suite (`tests/sandbox/test_sandbox_conformance.py`: 39 passed, the `SupportsRealpath` rule skipped), but
+here every file operation would become a sandboxed command, and commands carry the workspace's size limit:
+
+- a workspace over its limit refuses every command, so it could be neither listed, read nor cleaned through the
+  workspace: the way out the model and the application are told to take ("remove files") would be refused too
+  (`test_a_full_workspace_can_still_be_listed_read_and_cleaned`);
+- near the limit a command may write no file larger than the room left, so the fallback's own scratch file kills its
+  `list_dir` (`find: 'sh' terminated by signal 25`, SIGXFSZ);
+- its `list_dir` gives no sizes, so `list_files` would no longer show them
+  (`tests/tools/test_file_tools.py::test_the_model_writes_edits_lists_and_reads_files[sandbox]` fails);
+- a file moves 64 KiB per command, base64-encoded: 1 MiB took 1.3 s to write and 0.9 s to read, against 0.2 s each
+  here (`benchmarks/sandbox_files.py`: medians, the two paths taking turns, on a 2-core machine shared with other
+  work). Not every cost is on that side: a 1 KiB file's write took 0.20 s against 0.17 s here, but `stat`, `exists`
+  and `list_dir` took 45-70 ms against 140-200 ms (one shell command there, a Python start here).
 """
 
 import json

@@ -17,19 +17,21 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from ..errors import SkillError
-from ..scripts.limits import ScriptLimits
+from ..scripts.limits import ScriptLimits, given_sandbox_limits
 from .backend import PROVIDER, SandboxWorkspace, folders_of
 from .bubblewrap import host_path
+from .limits import SandboxLimits
 
 __all__ = ('PROVIDER', 'SandboxWorkspace', 'SkillSandbox')
 
@@ -61,8 +63,9 @@ class SkillSandbox(AbstractCapability[Any]):
     virtual environment's packages; default: the agent's own interpreter."""
     mounts: Sequence[str] = ()
     """More host paths to show read-only at their own path (fonts, an office suite, a model's weights)."""
-    limits: ScriptLimits = field(default_factory=ScriptLimits)
-    """What one command may use (see `ScriptLimits`)."""
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    """What one command may use of the machine (see `SandboxLimits`); how long it may run and how much output the
+    model sees are the tool's: `Skills(script_limits=ScriptLimits(...))`."""
     network: bool = False
     """Let commands reach the network (off: only the loopback interface, so a server a script starts on
     `localhost` still answers)."""
@@ -85,6 +88,7 @@ class SkillSandbox(AbstractCapability[Any]):
             raise SkillError(f"the sandbox's python {self.python!r} is not a file; give the path of an interpreter")
         if self.python is not None:
             self.python = host_path(self.python)  # the sandbox mounts only resolved folders
+        self.limits = _sandbox_limits(cast(object, self.limits))
 
     def get_workspace(self, ctx: RunContext[Any], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:
         """A new workspace for a new conversation, or the one `ref` names if it is this conversation's; `None` for a
@@ -140,6 +144,34 @@ class SkillSandbox(AbstractCapability[Any]):
     async def prune(self, older_than: float) -> int:
         """Delete the workspaces not used for `older_than` seconds (in a worker thread); returns how many."""
         return await folders_of(self).prune(older_than)
+
+
+def _sandbox_limits(limits: object) -> SandboxLimits:
+    """`limits` as `SandboxLimits`: from an agent spec's mapping, or (deprecated) from a `ScriptLimits`."""
+    if isinstance(limits, ScriptLimits):
+        kept = ScriptLimits()
+        ignored = [name for name in ('timeout', 'max_output_bytes') if getattr(limits, name) != getattr(kept, name)]
+        note = (
+            f' Its {" and ".join(ignored)} never applied here: the tool takes '
+            f'{"them" if len(ignored) > 1 else "it"}, Skills(script_limits=ScriptLimits(...)).'
+            if ignored
+            else ''
+        )
+        warnings.warn(
+            'SkillSandbox(limits=ScriptLimits(...)) is deprecated: pass SandboxLimits(...) (from skillshelf.sandbox).'
+            + note,
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return SandboxLimits(**given_sandbox_limits(limits))
+    if isinstance(limits, Mapping):
+        try:
+            return SandboxLimits(**cast('Mapping[str, Any]', limits))
+        except TypeError as error:
+            raise SkillError(f"the sandbox's `limits`: {error}") from None
+    if not isinstance(limits, SandboxLimits):
+        raise SkillError(f"the sandbox's `limits` must be SandboxLimits, not {limits!r}")
+    return limits
 
 
 def _default_root() -> Path:

@@ -1,34 +1,60 @@
-"""`ScriptLimits`: what one command in a skill workspace may use; anything beyond is stopped or cut, and the model is
-told."""
+"""`ScriptLimits`: how long one command in a skill workspace may run and how much of its output the model sees, in
+any workspace; the command is stopped or its output cut beyond them, and the model is told.
+
+What a command may use of the machine (processes, memory, disk) is the workspace's to hold: skillshelf's sandbox
+takes `SandboxLimits` (`skillshelf.sandbox`). The five fields that said so here before still work for this release,
+with a `DeprecationWarning` naming `SandboxLimits`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 
-__all__ = ('ScriptLimits',)
+__all__ = ('MOVED_TO_SANDBOX', 'ScriptLimits', 'given_sandbox_limits')
+
+MOVED_TO_SANDBOX = ('max_processes', 'max_memory_bytes', 'max_file_bytes', 'max_workspace_bytes', 'max_tmp_bytes')
+"""The fields of `SandboxLimits` that `ScriptLimits` held before (deprecated here)."""
 
 
 @dataclass(frozen=True)
 class ScriptLimits:
-    """What one script run (or command) may use; anything beyond is stopped or cut, and the model is told.
+    """How long one script run (or command) may take and how much of its output the model sees; beyond them it is
+    stopped or cut, and the model is told. They hold in every workspace.
 
-    The time and output limits apply in every workspace; the others are enforced by skillshelf's own sandbox
-    (`SkillSandbox`), where each workspace also runs as its own user when the agent runs as root, so one
-    conversation's processes never count against another's.
+    ```python
+    Skills('skills', scripts=True, script_limits=ScriptLimits(timeout=120))
+    ```
     """
 
     timeout: float = 30.0
-    """Seconds before the run (every process it started) is killed."""
+    """Seconds before the run is killed (in `SkillSandbox`, with every process it started)."""
     max_output_bytes: int = 32 * 1024
     """Output (stdout and stderr) kept for the model; the rest is counted and dropped."""
-    max_processes: int = 64
-    """Processes (and threads) the workspace's user may have at once: a fork bomb stops here (sandbox only)."""
-    max_memory_bytes: int = 2 << 30
-    """Address space of each process (sandbox only)."""
-    max_file_bytes: int = 64 << 20
-    """Size of any one file a command writes (sandbox only)."""
-    max_workspace_bytes: int = 1 << 30
-    """What the workspace folder may hold in all; a command that writes past it is stopped, and no command runs
-    until files are removed (sandbox only)."""
-    max_tmp_bytes: int = 256 << 20
-    """The size of each command's private `/tmp`, and of its `/dev/shm` (sandbox only)."""
+    max_processes: int | None = field(default=None, repr=False)
+    """Deprecated: `SandboxLimits.max_processes`."""
+    max_memory_bytes: int | None = field(default=None, repr=False)
+    """Deprecated: `SandboxLimits.max_memory_bytes`."""
+    max_file_bytes: int | None = field(default=None, repr=False)
+    """Deprecated: `SandboxLimits.max_file_bytes`."""
+    max_workspace_bytes: int | None = field(default=None, repr=False)
+    """Deprecated: `SandboxLimits.max_workspace_bytes`."""
+    max_tmp_bytes: int | None = field(default=None, repr=False)
+    """Deprecated: `SandboxLimits.max_tmp_bytes`."""
+
+    def __post_init__(self) -> None:
+        if given := given_sandbox_limits(self):
+            named = ', '.join(f'{name}=...' for name in given)
+            warnings.warn(
+                f'ScriptLimits({named}) is deprecated: these are limits of the sandbox, set with '
+                f'`SkillSandbox(limits=SandboxLimits({named}))` (from skillshelf.sandbox); ScriptLimits keeps '
+                '`timeout` and `max_output_bytes`. For this release the sandbox that Skills(scripts=True) makes '
+                'itself still gets them.',
+                DeprecationWarning,
+                stacklevel=3,
+            )
+
+
+def given_sandbox_limits(limits: ScriptLimits) -> dict[str, int]:
+    """The deprecated sandbox limits `limits` was given, by name (empty for a `ScriptLimits` of today)."""
+    return {name: value for name in MOVED_TO_SANDBOX if (value := getattr(limits, name)) is not None}

@@ -68,7 +68,8 @@ class ScriptResult:
     """How many bytes of output it wrote in all (as far as the workspace said)."""
     stopped: str | None = None
     """Why it was stopped before it ended: `'timeout'`, `'output'` (more than the workspace takes) or `'disk'` (it
-    filled the workspace past `ScriptLimits.max_workspace_bytes`; `exit_code` is set if it had ended by itself)."""
+    filled the workspace past its size limit, `SandboxLimits.max_workspace_bytes` in `SkillSandbox`; `exit_code` is set
+    if it had ended by itself)."""
 
     @property
     def timed_out(self) -> bool:
