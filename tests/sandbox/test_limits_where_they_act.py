@@ -99,7 +99,9 @@ def test_old_sandbox_limits_beside_an_agent_s_own_sandbox_are_said_to_be_ignored
 
 def test_old_sandbox_limits_beside_a_local_workspace_name_it(tmp_path: Path) -> None:
     with pytest.warns(DeprecationWarning, match='SandboxLimits'):
-        skills = Skills(library(tmp_path), scripts=True, script_limits=ScriptLimits(max_tmp_bytes=1 << 20))
+        skills = Skills(
+            library(tmp_path), scripts=True, script_approval=False, script_limits=ScriptLimits(max_tmp_bytes=1 << 20)
+        )
     with pytest.warns(SkillWarning, match="this agent's workspace comes from LocalWorkspace"):
         Agent('test', capabilities=[LocalWorkspace(tmp_path / 'work'), skills])
 

@@ -63,7 +63,9 @@ class Place:
         """An agent of `model` with the document skills, their scripts run within `limits`."""
         # On the host nothing isolates a script: the application trusts these skills' scripts like its own code (a
         # sandbox runs them unasked anyway).
-        trusted: dict[str, Any] = {'script_approval': False} if self.kind == 'local' else {}
+        trusted: dict[str, Any] = (
+            {'script_approval': False, 'preapproved_programs': ['python3']} if self.kind == 'local' else {}
+        )
         skills = Skills(
             SKILLS, scripts=True, file_tools=self.skill_file_tools, script_limits=limits or ScriptLimits(), **trusted
         )

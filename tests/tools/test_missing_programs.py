@@ -49,7 +49,9 @@ def run(library: Path, workspace: AbstractCapability[Any], script: str | None = 
         steps.append([call('run_skill_script', name='converter', script=script)])
     model = Script(steps)
     messages = (
-        Agent(model.model(), capabilities=[workspace, Skills(library, scripts=True)]).run_sync('go').all_messages()
+        Agent(model.model(), capabilities=[workspace, Skills(library, scripts=True, script_approval=False)])
+        .run_sync('go')
+        .all_messages()
     )
     [loaded] = tool_returns(messages, 'load_skill')
     ran = tool_returns(messages, 'run_skill_script')

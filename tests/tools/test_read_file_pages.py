@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent, BinaryContent
 from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.tools import DeferredToolRequests
 from test_file_tools import png, put_file, returns, skill_library
 
 from skillshelf import Skills
@@ -31,7 +32,11 @@ def read(
 ) -> list[Any]:
     model = Script([[call('read_file', path=path, **arguments)] for arguments in reads])
     library = tmp_path / 'lib' if (tmp_path / 'lib').exists() else skill_library(tmp_path)
-    agent = Agent(model.model(), capabilities=[workspace, Skills(library, file_tools=True)])
+    agent = Agent(
+        model.model(),
+        output_type=[str, DeferredToolRequests],
+        capabilities=[workspace, Skills(library, file_tools=True)],
+    )
     return returns(agent.run_sync('read', **put_file(workspace, tmp_path, path, data)).all_messages(), 'read_file')
 
 

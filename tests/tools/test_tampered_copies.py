@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.tools import DeferredToolRequests
 
 from skillshelf import Skills
 
@@ -66,7 +67,7 @@ def test_a_tampered_copy_is_put_right_before_it_runs(workspace: AbstractCapabili
             run_kit,
         ]
     )
-    capabilities = [workspace, Skills(library(tmp_path), scripts=True)]
+    capabilities = [workspace, Skills(library(tmp_path), scripts=True, script_approval=False)]
     messages = Agent(model.model(), capabilities=capabilities).run_sync('go').all_messages()
     first, tamper, after_tamper, extra, _, after_load = tool_returns(messages, 'run_skill_script')
     assert 'done' in tamper
@@ -93,8 +94,12 @@ def test_the_model_cannot_write_a_skill_copy_through_a_planted_hard_link(
             [call('run_skill_script', name='tool-kit', script='scripts/run.py')],
         ]
     )
-    capabilities = [workspace, Skills(library(tmp_path), scripts=True, file_tools=True)]
-    messages = Agent(model.model(), capabilities=capabilities).run_sync('go').all_messages()
+    capabilities = [workspace, Skills(library(tmp_path), scripts=True, file_tools=True, script_approval=False)]
+    messages = (
+        Agent(model.model(), output_type=[str, DeferredToolRequests], capabilities=capabilities)
+        .run_sync('go')
+        .all_messages()
+    )
     linked, ran = tool_returns(messages, 'run_skill_script')
     assert 'linked' in linked
     refusal = (

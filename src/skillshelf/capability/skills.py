@@ -9,7 +9,6 @@ after it: `state` (what is loaded and visible), `dispatch` (the meta-tool calls)
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
@@ -25,14 +24,13 @@ from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResu
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
-from ..errors import SkillWarning
 from ..library import LibraryOptions, SkillLibrary
 from ..library.source_spec import SourceSpec
 from ..ranking.documents import DEFAULT_THRESHOLD
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.ranker import RankerFactory, SearchMode
 from ..ranking.semantic import Encoder
-from ..scripts.limits import ScriptLimits, given_sandbox_limits
+from ..scripts.limits import ScriptLimits, given_sandbox_limits, warn_ignored_sandbox_limits
 from ..skill import Skill
 from ..sources.base import SkillSource
 from .approval import preapproved
@@ -189,7 +187,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         moved = given_sandbox_limits(options.script_limits)
         if not options.workspace:
             if moved:
-                _warn_ignored(moved, None)
+                warn_ignored_sandbox_limits(moved, None)
             return self
         suppliers = workspace_suppliers(agent, besides=self)
         host = next((supplier for supplier in suppliers if not isolating_capability(supplier)), None)
@@ -198,7 +196,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         check_agent(agent, options, besides=type(self), isolated=isolated, workspace=label)
         if suppliers:
             if moved:
-                _warn_ignored(moved, type(suppliers[-1]).__name__)
+                warn_ignored_sandbox_limits(moved, type(suppliers[-1]).__name__)
             return self
         from ..sandbox import SandboxLimits, SkillSandbox  # the sandbox annex, only for an agent with no workspace
 
@@ -373,25 +371,6 @@ class Skills(AbstractCapability[AgentDepsT]):
     def _is_meta(self, tool_def: ToolDefinition) -> bool:
         tag = tag_of(tool_def, self.capability_id)
         return tag is not None and tag.operation is not None
-
-
-def _warn_ignored(moved: dict[str, int], workspace: str | None) -> None:
-    """Say that the sandbox limits of `Skills(script_limits=...)` reach no sandbox: the workspace comes from
-    `workspace`, or (`None`) the model works in no workspace."""
-    named = ', '.join(f'{name}={value!r}' for name, value in moved.items())
-    why = (
-        f"this agent's workspace comes from {workspace}, and only the sandbox Skills makes itself takes them"
-        if workspace
-        else 'Skills makes no sandbox with `scripts` and `file_tools` off'
-    )
-    warnings.warn(
-        SkillWarning(
-            f'the sandbox limits in Skills(script_limits=ScriptLimits({named})) are ignored: {why}. Set them where '
-            'the workspace is made: '
-            f"SkillSandbox(limits=SandboxLimits({named})), or your workspace's own limits."
-        ),
-        stacklevel=3,
-    )
 
 
 _MERGED = (

@@ -60,7 +60,6 @@ MAX_CAPTURE_BYTES = 10 * 1024 * 1024
 FILE_OPERATION_TIMEOUT = 120.0
 """Seconds one file operation may take inside the sandbox."""
 _FILE_OPERATIONS = (Path(__file__).parent / 'fileops.py').read_text(encoding='utf-8')
-_FILTER = seccomp.program()
 _ERRORS: dict[str, type[Exception]] = {
     error.__name__: error
     for error in (
@@ -271,7 +270,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         limits = self._sandbox.limits
         if room is not None:  # no one file may take more than the room the workspace has left
             limits = dataclasses.replace(limits, max_file_bytes=max(1, min(limits.max_file_bytes, room)))
-        filter_fd = _filter_pipe()
+        filter_fd = seccomp.filter_pipe()
         command = bwrap_command(self._sandbox.bwrap, layout, limits, argv, env, filter_fd)
         running = track_commands(layout.folder)
         mine: list[int] = []
@@ -356,18 +355,6 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
 def folders_of(sandbox: SandboxSettings) -> Folders:
     """The folders of `sandbox` on the host."""
     return Folders(sandbox.folder_root)
-
-
-def _filter_pipe() -> int | None:
-    """A pipe's read end holding the seccomp filter (see `seccomp`), or `None` on a machine without one."""
-    if _FILTER is None:
-        return None
-    read, write = os.pipe()
-    try:
-        os.write(write, _FILTER)  # a few hundred bytes: the pipe takes them without a reader
-    finally:
-        os.close(write)
-    return read
 
 
 def _launch_error(error: OSError, bwrap: str) -> WorkspaceError:

@@ -14,10 +14,11 @@ bubblewrap loads it (`--seccomp FD`) just before the command starts.
 from __future__ import annotations
 
 import errno
+import os
 import platform
 import struct
 
-__all__ = ('program',)
+__all__ = ('filter_pipe', 'program')
 
 _LOAD_WORD = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JUMP_IF_EQUAL = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
@@ -66,3 +67,19 @@ def program() -> bytes | None:
     head.append((_RETURN, 0, 0, _ERRNO | errno.ENOSYS))
     records = head + [record for section in sections for record in section]
     return b''.join(struct.pack('=HBBI', *record) for record in records)
+
+
+def filter_pipe() -> int | None:
+    """A pipe's read end holding the filter (see `program`), for bubblewrap's `--seccomp`, or `None` on a machine
+    without one."""
+    if _PROGRAM is None:
+        return None
+    read, write = os.pipe()
+    try:
+        os.write(write, _PROGRAM)  # a few hundred bytes: the pipe takes them without a reader
+    finally:
+        os.close(write)
+    return read
+
+
+_PROGRAM = program()

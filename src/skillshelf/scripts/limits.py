@@ -11,7 +11,9 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-__all__ = ('MOVED_TO_SANDBOX', 'ScriptLimits', 'given_sandbox_limits')
+from ..errors import SkillWarning
+
+__all__ = ('MOVED_TO_SANDBOX', 'ScriptLimits', 'given_sandbox_limits', 'warn_ignored_sandbox_limits')
 
 MOVED_TO_SANDBOX = ('max_processes', 'max_memory_bytes', 'max_file_bytes', 'max_workspace_bytes', 'max_tmp_bytes')
 """The fields of `SandboxLimits` that `ScriptLimits` held before (deprecated here)."""
@@ -58,3 +60,22 @@ class ScriptLimits:
 def given_sandbox_limits(limits: ScriptLimits) -> dict[str, int]:
     """The deprecated sandbox limits `limits` was given, by name (empty for a `ScriptLimits` of today)."""
     return {name: value for name in MOVED_TO_SANDBOX if (value := getattr(limits, name)) is not None}
+
+
+def warn_ignored_sandbox_limits(moved: dict[str, int], workspace: str | None) -> None:
+    """Say that the sandbox limits of `Skills(script_limits=...)` reach no sandbox: the workspace comes from
+    `workspace`, or (`None`) the model works in no workspace."""
+    named = ', '.join(f'{name}={value!r}' for name, value in moved.items())
+    why = (
+        f"this agent's workspace comes from {workspace}, and only the sandbox Skills makes itself takes them"
+        if workspace
+        else 'Skills makes no sandbox with `scripts` and `file_tools` off'
+    )
+    warnings.warn(
+        SkillWarning(
+            f'the sandbox limits in Skills(script_limits=ScriptLimits({named})) are ignored: {why}. Set them where '
+            'the workspace is made: '
+            f"SkillSandbox(limits=SandboxLimits({named})), or your workspace's own limits."
+        ),
+        stacklevel=4,
+    )
