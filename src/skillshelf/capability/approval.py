@@ -53,10 +53,12 @@ from .simple_command import NotASimpleCommand, read_commands
 __all__ = (
     'Preapproval',
     'ScriptCall',
+    'answered',
     'ask_before_command',
     'ask_before_script',
     'preapproved',
     'preapproving_skill',
+    'same_program',
     'script_call',
 )
 
@@ -107,11 +109,23 @@ def preapproved(
         if (skill := preapproving_skill(call, loaded, library, owners)) is not None:
             approvals[call.tool_call_id] = ToolApproved()
             answered_by[call.tool_call_id] = f'allowed-tools of skill {skill!r}'
+    return answered(requests, approvals, answered_by)
+
+
+def answered(
+    requests: DeferredToolRequests, approvals: dict[str, Any], answered_by: dict[str, str]
+) -> DeferredToolResults | None:
+    """The results of the calls `approvals` answers (`None` if none), saying who answered where pydantic-ai records it."""
     if not approvals:
         return None
     if _RECORDS_ANSWERER:
         return requests.build_results(approvals=approvals, answered_by=answered_by)
     return requests.build_results(approvals=approvals)
+
+
+def same_program(word: str) -> str:
+    """`word` as rules name its program: `python3` is `python`, `sh` is `bash`."""
+    return _INTERPRETER_SPELLINGS.get(word, word)
 
 
 def preapproving_skill(
@@ -228,7 +242,7 @@ class Preapproval:
         return all(self._approves_words(simple.words) for simple in commands.commands)
 
     def _approves_words(self, words: tuple[str, ...]) -> bool:
-        line = shlex.join([_INTERPRETER_SPELLINGS.get(words[0], words[0]), *words[1:]])
+        line = shlex.join([same_program(words[0]), *words[1:]])
         return any(rule.fullmatch(line) for rule, _ in self._script_rules)
 
     @cached_property
@@ -252,7 +266,7 @@ def _compile_rule(rule: str) -> tuple[re.Pattern[str], bool]:
         words[-1] = words[-1].removesuffix('*').removesuffix(':')
         words = [word for word in words if word]
     if words:
-        words[0] = _INTERPRETER_SPELLINGS.get(words[0], words[0])
+        words[0] = same_program(words[0])
     if not words:
         return re.compile('.*', re.DOTALL), False
     names_program = words[0] in _PROGRAMS

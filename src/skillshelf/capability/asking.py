@@ -17,7 +17,6 @@ approvals on. A run's own `output_type=` is not visible to capabilities: declare
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Sequence
 from types import UnionType
@@ -31,7 +30,7 @@ from pydantic_ai.workspaces import Workspace
 
 from ..errors import SkillError, SkillWarning
 from ..library import SkillLibrary
-from .approval import ask_before_command, ask_before_script, script_call
+from .approval import answered, ask_before_command, ask_before_script, same_program, script_call
 from .isolation import isolates
 from .operations import Operation, Tag, tag_of
 from .script_tool import ScriptOptions
@@ -39,10 +38,6 @@ from .simple_command import simple_command
 
 __all__ = ('answer_unasked', 'application_answers', 'ask_first', 'check_agent')
 
-_SAME_PROGRAM = {'python3': 'python', 'sh': 'bash'}
-"""Names of one program: a rule naming either covers both."""
-_RECORDS_ANSWERER = 'answered_by' in inspect.signature(DeferredToolRequests.build_results).parameters
-"""Whether this pydantic-ai records who answered a deferred call (`answered_by`); 2.62 and earlier do not."""
 _TURN_APPROVALS_ON = (
     'To ask a person, give the agent a `HandleDeferredToolCalls` or `RequestInput` capability, or put '
     '`DeferredToolRequests` among its output types (`output_type=[str, DeferredToolRequests]`)'
@@ -104,11 +99,7 @@ def answer_unasked(
             continue
         approvals[call.tool_call_id] = _answer(operation, options, isolated=isolated)
         answered_by[call.tool_call_id] = f'skillshelf ({"an isolating" if isolated else "a host"} workspace)'
-    if not approvals:
-        return None
-    if _RECORDS_ANSWERER:
-        return requests.build_results(approvals=approvals, answered_by=answered_by)
-    return requests.build_results(approvals=approvals)
+    return answered(requests, approvals, answered_by)
 
 
 def check_agent(
@@ -165,7 +156,7 @@ def _script_asks(options: ScriptOptions, workspace: Workspace) -> bool:
 
 
 def _program(word: str) -> str:
-    return _SAME_PROGRAM.get(word, word)
+    return same_program(word)
 
 
 def _preapproved_line(command: str, programs: Sequence[str]) -> bool:
