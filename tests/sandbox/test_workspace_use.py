@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -72,6 +74,22 @@ def idle_for(sandbox: SkillSandbox, backend: SandboxWorkspace, seconds: float) -
     os.utime(marker(sandbox, backend), (then, then))
 
 
+def prune_in_another_process(root: Path, older_than: float) -> int:
+    """What `prune` removes when another agent process of the host runs it."""
+    code = (
+        'import asyncio, sys\nfrom skillshelf import SkillSandbox\n'
+        'print(asyncio.run(SkillSandbox(sys.argv[1]).prune(float(sys.argv[2]))))'
+    )
+    done = subprocess.run(
+        [sys.executable, '-c', code, str(root), str(older_than)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return int(done.stdout)
+
+
 async def until(condition: Callable[[], bool]) -> None:
     async with asyncio.timeout(60):
         while not condition():
@@ -91,8 +109,9 @@ async def test_a_script_running_longer_than_the_prune_age_is_not_pruned(tmp_path
     idle_for(sandbox, backend, HOUR)  # as if the script had started an hour ago, past a 60 s prune age
 
     removed = await sandbox.prune(older_than=60)
+    elsewhere = prune_in_another_process(tmp_path / 'ws', 60)
 
-    assert removed == 0
+    assert (removed, elsewhere) == (0, 0)
     assert (folder / 'upload.txt').read_bytes() == UPLOAD
     (folder / 'go').touch()
     [reply] = tool_returns((await run).all_messages(), 'run_skill_script')
@@ -103,7 +122,7 @@ async def test_a_script_running_longer_than_the_prune_age_is_not_pruned(tmp_path
     case(
         AREA,
         "prune(older_than=60) while a skill's script has run for an hour (by its use time) beside the user's upload",
-        f'{removed} workspaces pruned; the script finished ({reply.splitlines()[-1]!r}) and the upload is intact',
+        f'{removed} workspaces pruned (in the agent process and in another); the script finished ({reply.splitlines()[-1]!r}) and the upload is intact',
     )
 
 
@@ -177,3 +196,19 @@ async def test_a_conversation_used_moments_ago_through_a_kept_backend_is_not_pru
         f'{removed} pruned, the idle one (its kept backend: "the workspace no longer exists (it was deleted)"); '
         'the one just used keeps its upload and outputs',
     )
+
+
+async def test_a_workspace_made_before_use_was_recorded_is_judged_by_its_owner_file(tmp_path: Path) -> None:
+    sandbox = SkillSandbox(tmp_path / 'ws')
+    recent, old = sandbox.workspace(conversation='recent'), sandbox.workspace(conversation='old')
+    for backend in (recent, old):
+        await Workspace(backend).write_bytes('upload.txt', UPLOAD)
+        marker(sandbox, backend).unlink()
+    then = time.time() - HOUR
+    os.utime(marker(sandbox, old).with_name('owner.json'), (then, then))
+
+    assert await sandbox.prune(older_than=60) == 1
+
+    assert await Workspace(recent).read_bytes('upload.txt') == UPLOAD
+    with pytest.raises(WorkspaceDeletedError):
+        await Workspace(old).read_bytes('upload.txt')

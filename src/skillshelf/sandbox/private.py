@@ -40,7 +40,7 @@ class PrivateFolder:
     remedy: str
     """What to do with one that is refused."""
     elsewhere: str
-    """What to do when a folder above it is not safe."""
+    """Where it must be instead, when it cannot be made or a folder above it is not safe."""
 
 
 @contextlib.contextmanager
@@ -120,7 +120,7 @@ def _open(folder: PrivateFolder) -> int:
         with contextlib.suppress(FileExistsError):
             os.mkdir(path, 0o700)
     except OSError as error:
-        raise SandboxRootError(f'{folder.name} {path} cannot be created ({error})') from None
+        raise SandboxRootError(f'{folder.name} {path} cannot be created ({error}). {folder.elsewhere}') from None
     try:
         descriptor = os.open(path, FOLDER_FLAGS)
     except OSError as error:

@@ -36,7 +36,10 @@ HOST_IDS = PrivateFolder(
     name="the sandbox's folder of user ids",
     at_stake='choose the user ids workspaces run as',
     remedy='remove it after checking what it holds (the sandbox makes it again)',
-    elsewhere="The folders above it must be root's and closed to other users' writes.",
+    elsewhere=(
+        "It must be a folder of root's alone on a writable file system (in a container, a volume at "
+        '/var/lib/skillshelf), with no folder above it that another user owns or may write to'
+    ),
 )
 """Where the host's counter of workspace user ids is kept (root's alone)."""
 _COUNTER = 'next-uid'

@@ -81,12 +81,7 @@ def idle_and_held(root_fd: int, identifier: str, cutoff: float) -> Generator[boo
     was written."""
     folder = os.open(identifier, FOLDER_FLAGS, dir_fd=root_fd)
     try:
-        try:
-            descriptor = os.open(USE_MARKER, _FLAGS | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=folder)
-            written = os.stat('owner.json', dir_fd=folder, follow_symlinks=False).st_mtime
-            os.utime(descriptor, (written, written))
-        except FileExistsError:
-            descriptor = _open(folder)
+        descriptor = _open(folder, backdate=True)
     finally:
         os.close(folder)
     try:
@@ -100,14 +95,27 @@ def idle_and_held(root_fd: int, identifier: str, cutoff: float) -> Generator[boo
         os.close(descriptor)
 
 
-def _open(folder: int) -> int:
-    """The use marker of the workspace folder `folder`, made if missing, refused if it is not the agent's own file."""
-    descriptor = os.open(USE_MARKER, _FLAGS | os.O_CREAT, 0o600, dir_fd=folder)
-    found = os.fstat(descriptor)
-    if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+def _open(folder: int, *, backdate: bool = False) -> int:
+    """The use marker of the workspace folder `folder`, refused if it is not the agent's own file; made if missing
+    (with `backdate`, dated when `owner.json` was written, for a workspace made before use was recorded)."""
+    try:
+        descriptor = os.open(USE_MARKER, _FLAGS | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=folder)
+        made = True
+    except FileExistsError:
+        descriptor = os.open(USE_MARKER, _FLAGS, dir_fd=folder)
+        made = False
+    try:
+        found = os.fstat(descriptor)
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+            raise UnsafeWorkspaceError(
+                f'the sandbox workspace folder holds a {USE_MARKER} file the sandbox did not make: check it, then '
+                'delete the workspace (`SkillSandbox.delete`)'
+            )
+        if made and backdate:
+            with contextlib.suppress(FileNotFoundError):  # no owner.json yet: it is being made now
+                written = os.stat('owner.json', dir_fd=folder, follow_symlinks=False).st_mtime
+                os.utime(descriptor, (written, written))
+    except BaseException:
         os.close(descriptor)
-        raise UnsafeWorkspaceError(
-            f'the sandbox workspace folder holds a {USE_MARKER} file the sandbox did not make: check it, then delete '
-            'the workspace (`SkillSandbox.delete`)'
-        )
+        raise
     return descriptor
