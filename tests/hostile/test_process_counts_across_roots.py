@@ -45,7 +45,8 @@ try:
         children += 1
 except OSError as error:
     refused = errno.errorcode[error.errno]
-open('holding', 'w').write(f'{children} {refused}')
+open('holding.partial', 'w').write(f'{children} {refused}')
+os.rename('holding.partial', 'holding')  # whole when seen
 while not os.path.exists('release'):
     time.sleep(0.01)
 os.close(w)

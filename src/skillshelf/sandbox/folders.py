@@ -140,7 +140,8 @@ class Folders:
 
     def check(self, identifier: str, conversation: str | None) -> None:
         """Refuse a message history's ref to workspace `identifier` unless it is `conversation`'s and as the sandbox
-        made it; a workspace that no longer exists is left for its first operation to report.
+        made it (a ref accepted is a use: a run reopens the workspace); a workspace that no longer exists is left for
+        its first operation to report.
 
         Raises:
             ForeignWorkspaceError: it belongs to another conversation, or to none.
