@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from pydantic_ai.workspaces import Workspace
 
@@ -75,7 +76,7 @@ async def test_two_roots_give_different_uids_and_one_holding_its_processes_does_
     assert folder is not None
 
     held = asyncio.create_task(holder.run(['python3', '-c', HOLD], timeout=120))
-    async with asyncio.timeout(60):
+    with anyio.fail_after(60):
         while not (folder / 'holding').exists() and not held.done():
             await asyncio.sleep(0.02)
     children, refused = (folder / 'holding').read_text().split()

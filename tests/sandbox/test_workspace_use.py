@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.workspaces import Workspace
@@ -91,7 +92,7 @@ def prune_in_another_process(root: Path, older_than: float) -> int:
 
 
 async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(60):
+    with anyio.fail_after(60):
         while not condition():
             await asyncio.sleep(0.02)
 
