@@ -139,7 +139,7 @@ def _open(folder: PrivateFolder) -> int:
         if found.st_mode & 0o077:
             raise SandboxRootError(
                 f'{folder.name} {path} is open to other users (mode {stat.filemode(found.st_mode)}): they could '
-                f'{folder.at_stake}. Check what it holds, then close it (`chmod 700`), or {folder.remedy}'
+                f'{folder.at_stake}: close it (`chmod 700`), or {folder.remedy}'
             )
     except BaseException:
         os.close(descriptor)
