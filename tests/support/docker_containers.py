@@ -56,6 +56,13 @@ class Containers:
         listed = docker(['ps', '--all', '--filter', f'label={LABEL}={self.test}', '--format', '{{.Names}}'])
         return listed.split()
 
+    def network_modes(self) -> set[str]:
+        """The network mode of each of this test's containers (`none`: no interface but loopback)."""
+        names = self.names()
+        if not names:
+            return set()
+        return set(docker(['inspect', '--format', '{{.HostConfig.NetworkMode}}', *names]).split())
+
     def remove(self) -> None:
         """Remove this test's containers and their anonymous volumes."""
         names = self.names()

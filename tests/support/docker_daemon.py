@@ -83,7 +83,9 @@ def docker_host() -> Iterator[str | None]:
             '--ip6tables=false',
             f'--data-root={data}',
             f'--exec-root={run}/exec',
-            f'--pidfile={run}/dockerd.pid',
+            # beside the data root: a second daemon on it (a session killed before it could stop its daemon) refuses
+            # to start while the first runs
+            f'--pidfile={data}.pid',
             f'--host={host}',
         ],
         stdout=log,

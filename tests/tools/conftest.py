@@ -61,6 +61,7 @@ def place(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
             with warnings.catch_warnings():
                 warnings.filterwarnings('ignore', PYTHON3_FALLBACK, SkillWarning)
                 yield Place('docker', capabilities, skill_file_tools=False, containers=containers)
+            assert containers.network_modes() <= {'none'}, 'every container of the test ran with --network none'
         finally:
             containers.remove()
         return
