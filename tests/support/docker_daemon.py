@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ('docker_host', 'docker_problem', 'test_cache')
+__all__ = ('cache_folder', 'docker_host', 'docker_problem')
 
 _START_TIMEOUT = 120.0
 """How long a starting daemon may take to answer (a first start makes its data folder)."""
 _STOP_TIMEOUT = 60.0
 
 
-def test_cache() -> Path:
+def cache_folder() -> Path:
     """Where the test suite keeps what outlives a session (the daemon's images): `$SKILLSHELF_TEST_CACHE`, else
     `$XDG_CACHE_HOME/skillshelf-tests` (`~/.cache/skillshelf-tests`)."""
     configured = os.environ.get('SKILLSHELF_TEST_CACHE')
@@ -69,7 +69,7 @@ def docker_host() -> Iterator[str | None]:
     if os.geteuid() != 0:
         docker_problem('no Docker daemon answers, and starting one (dockerd) needs root')
     assert dockerd is not None
-    data = test_cache() / 'docker'
+    data = cache_folder() / 'docker'
     data.mkdir(parents=True, exist_ok=True)
     # The socket's path must fit a sockaddr_un (108 bytes): a short temporary folder, not the cache.
     run = Path(tempfile.mkdtemp(prefix='skillshelf-dockerd-'))

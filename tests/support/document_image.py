@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from docker_daemon import docker_problem, test_cache
+from docker_daemon import cache_folder, docker_problem
 
 __all__ = ('DOCUMENT_IMAGE', 'ImageRecipe', 'document_image')
 
@@ -138,7 +138,7 @@ def build(recipe: ImageRecipe) -> str:
         docker_problem(f'building the test image needs {", ".join(missing)} (.ci/run installs them)')
     if os.geteuid() != 0:
         docker_problem('building the test image (debootstrap) needs root')
-    scratch = test_cache() / 'image-build'
+    scratch = cache_folder() / 'image-build'
     scratch.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix='root-', dir=scratch))
     try:
