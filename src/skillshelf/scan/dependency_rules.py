@@ -16,7 +16,31 @@ from .vocabulary import raw_address, url_host
 __all__ = ('install_findings', 'requirement_findings', 'typosquat_of')
 
 Found = tuple[str, Severity, str]
-_PIP_VALUE_FLAGS = frozenset({'-r', '--requirement', '-c', '--constraint', '-t', '--target', '--prefix', '--root', '-e', '--editable', '--python', '-p', '--platform', '--python-version', '--implementation', '--abi', '--src', '--upgrade-strategy', '--progress-bar', '--cache-dir', '--log'})
+_PIP_VALUE_FLAGS = frozenset(
+    {
+        '-r',
+        '--requirement',
+        '-c',
+        '--constraint',
+        '-t',
+        '--target',
+        '--prefix',
+        '--root',
+        '-e',
+        '--editable',
+        '--python',
+        '-p',
+        '--platform',
+        '--python-version',
+        '--implementation',
+        '--abi',
+        '--src',
+        '--upgrade-strategy',
+        '--progress-bar',
+        '--cache-dir',
+        '--log',
+    }
+)
 _INDEX_FLAGS = frozenset({'-i', '--index-url', '--extra-index-url', '-f', '--find-links', '--index'})
 _NPM_VALUE_FLAGS = frozenset({'--registry', '--prefix', '-w', '--workspace', '--cache', '--tag'})
 _LOCAL = re.compile(r'^(?:\.{0,2}/|~|\$)|\.(?:whl|tar\.gz|zip|tgz)$')
@@ -84,8 +108,18 @@ def _index(url: str) -> Iterator[Found]:
         return
     host = url_host(url)
     if raw_address(url):
-        yield 'dependency-source', 'critical', f'installs packages from {url}, an index named by IP address or without TLS'
-    elif host not in ('pypi.org', 'files.pythonhosted.org', 'registry.npmjs.org', 'download.pytorch.org', 'test.pypi.org'):
+        yield (
+            'dependency-source',
+            'critical',
+            f'installs packages from {url}, an index named by IP address or without TLS',
+        )
+    elif host not in (
+        'pypi.org',
+        'files.pythonhosted.org',
+        'registry.npmjs.org',
+        'download.pytorch.org',
+        'test.pypi.org',
+    ):
         yield 'dependency-source', 'warning', f'installs packages from the index {url} rather than the public registry'
 
 
@@ -95,7 +129,11 @@ def _package(ecosystem: str, word: str) -> Iterator[Found]:
         if raw_address(url.removeprefix('git+')):
             yield 'dependency-source', 'critical', f'installs {word}: code from an address named by IP or without TLS'
         else:
-            yield 'dependency-source', 'warning', f'installs {word} straight from a URL rather than a registry, unpinned and unreviewed'
+            yield (
+                'dependency-source',
+                'warning',
+                f'installs {word} straight from a URL rather than a registry, unpinned and unreviewed',
+            )
         return
     if _LOCAL.search(word):
         return
@@ -110,7 +148,11 @@ def _package(ecosystem: str, word: str) -> Iterator[Found]:
     known = typosquat_of(name, ecosystem)
     if known is not None:
         registry = 'PyPI' if ecosystem == 'pypi' else 'npm'
-        yield 'typosquat', 'critical', f'installs {name!r} from {registry}, one letter away from the popular {known!r}: a typosquat runs its own code at install'
+        yield (
+            'typosquat',
+            'critical',
+            f'installs {name!r} from {registry}, one letter away from the popular {known!r}: a typosquat runs its own code at install',
+        )
 
 
 def _commands(tokens: list[str]) -> Iterator[list[str]]:

@@ -14,32 +14,81 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .dependency_rules import requirement_findings
-from .finding import Severity
+from .finding import Hit
+from .python_names import aliases, command_text, joined_constants, qualified, target_names
 from .vocabulary import AUTOSTART, CREDENTIAL_STORE, GIT_HOOKS, OTHER_SKILLS, SHELL_PROFILE
 
 __all__ = ('python_findings',)
 
-Hit = tuple[int, str, Severity, str]
 ShellRules = Callable[[str, int], list[Hit]]
 
 _DECODERS = frozenset(
-    {'base64.b64decode', 'base64.b32decode', 'base64.b16decode', 'base64.a85decode', 'base64.b85decode',
-     'base64.decodebytes', 'base64.urlsafe_b64decode', 'codecs.decode', 'bytes.fromhex', 'binascii.unhexlify',
-     'binascii.a2b_base64', 'zlib.decompress', 'gzip.decompress', 'bz2.decompress', 'lzma.decompress'}
+    {
+        'base64.b64decode',
+        'base64.b32decode',
+        'base64.b16decode',
+        'base64.a85decode',
+        'base64.b85decode',
+        'base64.decodebytes',
+        'base64.urlsafe_b64decode',
+        'codecs.decode',
+        'bytes.fromhex',
+        'binascii.unhexlify',
+        'binascii.a2b_base64',
+        'zlib.decompress',
+        'gzip.decompress',
+        'bz2.decompress',
+        'lzma.decompress',
+    }
 )
 _FETCHERS = frozenset(
-    {'urllib.request.urlopen', 'urllib.urlopen', 'urllib2.urlopen', 'requests.get', 'requests.request', 'httpx.get',
-     'httpx.request', 'urllib.request.Request', 'http.client.HTTPSConnection', 'http.client.HTTPConnection'}
+    {
+        'urllib.request.urlopen',
+        'urllib.urlopen',
+        'urllib2.urlopen',
+        'requests.get',
+        'requests.request',
+        'httpx.get',
+        'httpx.request',
+        'urllib.request.Request',
+        'http.client.HTTPSConnection',
+        'http.client.HTTPConnection',
+    }
 )
-_EXECUTORS = frozenset({'exec', 'eval', 'compile', 'builtins.exec', 'builtins.eval', 'marshal.loads', 'pickle.loads', 'types.FunctionType'})
+_EXECUTORS = frozenset(
+    {'exec', 'eval', 'compile', 'builtins.exec', 'builtins.eval', 'marshal.loads', 'pickle.loads', 'types.FunctionType'}
+)
 _SENDERS = frozenset(
-    {'requests.post', 'requests.put', 'requests.patch', 'httpx.post', 'httpx.put', 'smtplib.SMTP', 'smtplib.SMTP_SSL',
-     'ftplib.FTP', 'socket.create_connection', 'urllib.request.urlopen', 'paramiko.SSHClient'}
+    {
+        'requests.post',
+        'requests.put',
+        'requests.patch',
+        'httpx.post',
+        'httpx.put',
+        'smtplib.SMTP',
+        'smtplib.SMTP_SSL',
+        'ftplib.FTP',
+        'socket.create_connection',
+        'urllib.request.urlopen',
+        'paramiko.SSHClient',
+    }
 )
 _SEND_METHODS = frozenset({'post', 'put', 'sendall', 'sendmail', 'send_message', 'storbinary', 'upload_file'})
 _SHELL = frozenset(
-    {'os.system', 'os.popen', 'subprocess.run', 'subprocess.call', 'subprocess.check_call', 'subprocess.check_output',
-     'subprocess.Popen', 'subprocess.getoutput', 'subprocess.getstatusoutput', 'pty.spawn', 'os.execvp', 'os.execv'}
+    {
+        'os.system',
+        'os.popen',
+        'subprocess.run',
+        'subprocess.call',
+        'subprocess.check_call',
+        'subprocess.check_output',
+        'subprocess.Popen',
+        'subprocess.getoutput',
+        'subprocess.getstatusoutput',
+        'pty.spawn',
+        'os.execvp',
+        'os.execv',
+    }
 )
 _DELETERS = frozenset({'shutil.rmtree', 'os.removedirs'})
 _HOME = frozenset({'os.path.expanduser', 'pathlib.Path.home', 'Path.home', 'os.getenv', 'os.environ.get'})
@@ -51,89 +100,160 @@ class _Module:
     aliases: dict[str, str]
     tainted: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
     """A name → the kinds of data assigned to it (`fetched`, `decoded`, `secret`)."""
+    memo: dict[int, frozenset[str]] = field(default_factory=dict[int, frozenset[str]])
+    """Each expression's kinds, by node, while `tainted` stays as it is."""
 
 
 def python_findings(source: str, first_line: int, shell: ShellRules) -> list[Hit]:
     """The findings in Python `source`, which starts on line `first_line` of its file; the commands it starts are
     judged by `shell` (the shell rules)."""
-    if not any(word in source for word in _WORTH_PARSING):
+    if not _worth_parsing(source):
         return []
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    module = _Module(_aliases(tree))
-    assignments = [node for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.withitem))]
+    module = _Module(aliases(tree))
+    assignments = [
+        node for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.withitem))
+    ]
     for _ in range(2):  # twice, so a name assigned from another tainted name is tainted too
         for node in assignments:
             value = node.context_expr if isinstance(node, ast.withitem) else node.value
-            targets = _target_names(node)
+            targets = target_names(node)
             kinds = _kinds(module, value) if value is not None else set[str]()
             for name in targets:
                 module.tainted.setdefault(name, set()).update(kinds)
+        module.memo.clear()
     hits: list[Hit] = []
     reads_secret = sends = 0
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         line = first_line + node.lineno - 1
-        name = _qualified(module, node.func)
-        inputs = set[str]().union(*(_kinds(module, arg) for arg in [*node.args, *(k.value for k in node.keywords)])) if node.args or node.keywords else set[str]()
+        name = qualified(module.aliases, node.func)
+        inputs = set[str]().union(*(_kinds(module, arg) for arg in [*node.args, *(k.value for k in node.keywords)]))
         if name in _EXECUTORS and 'fetched' in inputs:
             hits.append((line, 'remote-code', 'critical', f'runs code fetched from the network with {name}()'))
         elif name in _EXECUTORS and 'decoded' in inputs:
-            hits.append((line, 'decoded-code', 'critical', f'decodes a payload and runs it with {name}(), hiding what runs'))
+            hits.append(
+                (line, 'decoded-code', 'critical', f'decodes a payload and runs it with {name}(), hiding what runs')
+            )
         if _sends(name, node):
             sends = sends or line
             if 'secret' in inputs:
-                hits.append((line, 'exfiltration', 'critical', 'sends credentials (keys, tokens, cookies or the environment) out of the machine'))
+                hits.append(
+                    (
+                        line,
+                        'exfiltration',
+                        'critical',
+                        'sends credentials (keys, tokens, cookies or the environment) out of the machine',
+                    )
+                )
         if 'secret' in _kinds(module, node) and not reads_secret:
             reads_secret = line
         if name in _SHELL:
-            command = _command_text(node)
+            command = command_text(node)
             if command:
                 hits.extend(shell(command, line))
         if name in _DELETERS and node.args and _is_home_or_root(module, node.args[0]):
             hits.append((line, 'destructive', 'critical', 'deletes the home or root folder and everything under it'))
         hits.extend(_writes(module, node, name, line, source))
     if reads_secret and sends and not any(hit[1] == 'exfiltration' for hit in hits) and _credential_file(tree):
-        hits.append((reads_secret, 'exfiltration', 'critical', f'reads a credential store here and sends data out on line {sends}'))
+        hits.append(
+            (
+                reads_secret,
+                'exfiltration',
+                'critical',
+                f'reads a credential store here and sends data out on line {sends}',
+            )
+        )
     hits.extend(_header_findings(source, first_line))
     return hits
 
 
-_WORTH_PARSING = ('exec', 'eval', 'compile', 'loads', 'system', 'popen', 'subprocess', 'rmtree', 'removedirs', 'open(',
-                  'write', 'copy', 'post', 'send', '.ssh', 'credentials', 'environ', '# ///', 'pty', 'Cookies', 'netrc')
+_SINKS = (
+    'exec',
+    'eval',
+    'compile(',
+    'loads(',
+    'system(',
+    'popen(',
+    'subprocess',
+    'rmtree',
+    'removedirs',
+    'pty.',
+    '# /// script',
+    'FunctionType',
+    'bashrc',
+    'zshrc',
+    '.profile',
+    'bash_profile',
+    'zprofile',
+    'cron',
+    'Launch',
+    'systemd',
+    'autostart',
+    'hooks',
+    'authorized_keys',
+    '.claude',
+    '.codex',
+    '.agents',
+)
+"""What Python code holds if a rule can find anything in it beyond credentials sent out."""
+_SECRETS = ('.ssh', 'credentials', 'netrc', 'Cookies', 'environ', 'Login Data', 'cookies.sqlite', 'Keychain')
+_SENDS = ('post', 'put(', 'send', 'socket', 'smtp', 'SMTP', 'urlopen', 'FTP', 'upload')
 
 
-def _kinds(module: _Module, node: ast.AST) -> set[str]:
-    """What kinds of data an expression carries: fetched from the network, decoded, secret."""
+def _worth_parsing(source: str) -> bool:
+    """Whether `source` holds what a rule looks for: parsing is the slow part, and most code holds none of it."""
+    return any(word in source for word in _SINKS) or (
+        any(word in source for word in _SECRETS) and any(word in source for word in _SENDS)
+    )
+
+
+def _kinds(module: _Module, node: ast.AST) -> frozenset[str]:
+    """What kinds of data an expression carries (fetched from the network, decoded, secret): its own and its
+    parts', each node worked out once."""
+    known = module.memo.get(id(node))
+    if known is None:
+        known = _own_kinds(module, node)
+        for child in ast.iter_child_nodes(node):
+            known = known | _kinds(module, child)
+        module.memo[id(node)] = known
+    return known
+
+
+def _own_kinds(module: _Module, node: ast.AST) -> frozenset[str]:
     kinds: set[str] = set()
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Call):
-            name = _qualified(module, inner.func)
-            if name in _DECODERS or (isinstance(inner.func, ast.Attribute) and inner.func.attr == 'decode' and any(isinstance(a, ast.Constant) and a.value in ('base64', 'hex', 'rot13', 'rot_13', 'zlib') for a in inner.args)):
-                kinds.add('decoded')
-            if name in _FETCHERS or (name or '').startswith(('requests.', 'httpx.', 'urllib.request.')):
-                kinds.add('fetched')
-            if name in _ENV_DUMPS and any(_is_environ(module, arg) for arg in inner.args) or (name in ('os.environ.copy', 'os.environ.items') and name.startswith('os.environ')):
-                kinds.add('secret')
-            if name == 'subprocess.check_output' or name == 'subprocess.run':
-                text = _command_text(inner)
-                if text and CREDENTIAL_STORE.search(text):
-                    kinds.add('secret')
-        elif isinstance(inner, ast.Constant) and isinstance(inner.value, str) and CREDENTIAL_STORE.search(inner.value):
+    if isinstance(node, ast.Call):
+        name = qualified(module.aliases, node.func) or ''
+        if name in _DECODERS or (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == 'decode'
+            and any(isinstance(arg, ast.Constant) and arg.value in _CODECS for arg in node.args)
+        ):
+            kinds.add('decoded')
+        if name in _FETCHERS or name.startswith(('requests.', 'httpx.', 'urllib.request.')):
+            kinds.add('fetched')
+        if name in ('os.environ.copy', 'os.environ.items') or (
+            name in _ENV_DUMPS and any(_is_environ(module, arg) for arg in node.args)
+        ):
             kinds.add('secret')
-        elif isinstance(inner, ast.Call) is False and isinstance(inner, (ast.List, ast.Tuple)) and _joined_constants(inner) and CREDENTIAL_STORE.search(_joined_constants(inner)):
+        if CREDENTIAL_STORE.search(joined_constants(node)) or (
+            name in _SHELL and CREDENTIAL_STORE.search(command_text(node))
+        ):
             kinds.add('secret')
-        elif isinstance(inner, ast.Name) and inner.id in module.tainted:
-            kinds |= module.tainted[inner.id]
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Call) and (joined := _joined_constants(inner)) and CREDENTIAL_STORE.search(joined):
-            kinds.add('secret')
-        if isinstance(inner, ast.BinOp) and (joined := _joined_constants(inner)) and CREDENTIAL_STORE.search(joined):
-            kinds.add('secret')
-    return kinds
+    elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and CREDENTIAL_STORE.search(node.value)) or (
+        isinstance(node, ast.BinOp) and CREDENTIAL_STORE.search(joined_constants(node))
+    ):
+        kinds.add('secret')
+    elif isinstance(node, ast.Name) and node.id in module.tainted:
+        kinds |= module.tainted[node.id]
+    return frozenset(kinds)
+
+
+_CODECS = frozenset({'base64', 'hex', 'rot13', 'rot_13', 'zlib'})
 
 
 def _sends(name: str | None, node: ast.Call) -> bool:
@@ -151,23 +271,68 @@ def _writes(module: _Module, node: ast.Call, name: str | None, line: int, source
         mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == 'mode'), None)
         if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) & set('wax'):
             path = node.args[0]
-    elif isinstance(node.func, ast.Attribute) and node.func.attr in ('write_text', 'write_bytes', 'symlink_to', 'hardlink_to'):
+    elif isinstance(node.func, ast.Attribute) and node.func.attr in (
+        'write_text',
+        'write_bytes',
+        'symlink_to',
+        'hardlink_to',
+    ):
         path = node.func.value
-    elif name in ('shutil.copy', 'shutil.copy2', 'shutil.copyfile', 'shutil.copytree', 'shutil.move', 'os.symlink', 'os.rename') and len(node.args) > 1:
+    elif (
+        name
+        in (
+            'shutil.copy',
+            'shutil.copy2',
+            'shutil.copyfile',
+            'shutil.copytree',
+            'shutil.move',
+            'os.symlink',
+            'os.rename',
+        )
+        and len(node.args) > 1
+    ):
         path = node.args[1]
     if path is None:
         return []
-    target = _joined_constants(path)
+    target = joined_constants(path)
     runs = any(word in source for word in ('urlopen', 'requests.', 'b64decode', 'curl ', 'wget ', 'exec(', '/dev/tcp'))
     if AUTOSTART.search(target):
-        return [(line, 'persistence', 'critical', f'writes {target}, which runs or lets in something at login, boot or on a schedule')]
+        return [
+            (
+                line,
+                'persistence',
+                'critical',
+                f'writes {target}, which runs or lets in something at login, boot or on a schedule',
+            )
+        ]
     if SHELL_PROFILE.search(target):
-        return [(line, 'persistence', 'critical' if runs else 'warning', f'writes the shell profile {target}: every new shell runs what it adds')]
+        return [
+            (
+                line,
+                'persistence',
+                'critical' if runs else 'warning',
+                f'writes the shell profile {target}: every new shell runs what it adds',
+            )
+        ]
     if GIT_HOOKS.search(target):
-        return [(line, 'persistence', 'critical' if runs else 'warning', f'writes the git hook {target}, which runs at every commit or push')]
+        return [
+            (
+                line,
+                'persistence',
+                'critical' if runs else 'warning',
+                f'writes the git hook {target}, which runs at every commit or push',
+            )
+        ]
     if OTHER_SKILLS.search(target):
         severe = target.endswith(('SKILL.md', '.sh', '.py'))
-        return [(line, 'other-skills', 'critical' if severe else 'warning', f"writes {target}: another skill, or the agent's own configuration")]
+        return [
+            (
+                line,
+                'other-skills',
+                'critical' if severe else 'warning',
+                f"writes {target}: another skill, or the agent's own configuration",
+            )
+        ]
     return []
 
 
@@ -175,10 +340,15 @@ def _is_home_or_root(module: _Module, node: ast.AST) -> bool:
     if isinstance(node, ast.Constant):
         return node.value in ('/', '~', 'C:\\', '/home', '/Users')
     if isinstance(node, ast.Call):
-        name = _qualified(module, node.func)
+        name = qualified(module.aliases, node.func)
         if name in ('pathlib.Path.home', 'Path.home'):
             return True
-        if name in _HOME and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value in ('~', 'HOME', '~/'):
+        if (
+            name in _HOME
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in ('~', 'HOME', '~/')
+        ):
             return True
     if isinstance(node, ast.Subscript) and _is_environ(module, node.value):
         return isinstance(node.slice, ast.Constant) and node.slice.value in ('HOME', 'USERPROFILE')
@@ -186,39 +356,14 @@ def _is_home_or_root(module: _Module, node: ast.AST) -> bool:
 
 
 def _is_environ(module: _Module, node: ast.AST) -> bool:
-    return _qualified(module, node) == 'os.environ'
-
-
-def _command_text(node: ast.Call) -> str:
-    """The command a call starts, when its first argument is a literal string or a list of literal strings."""
-    if not node.args:
-        return ''
-    first = node.args[0]
-    if isinstance(first, ast.Constant) and isinstance(first.value, str):
-        return first.value
-    if isinstance(first, (ast.List, ast.Tuple)):
-        words = [item.value for item in first.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
-        if len(words) == len(first.elts):
-            if len(words) >= 3 and words[1] in ('-c', '-lc'):
-                return words[2]
-            return ' '.join(words)
-    return ''
-
-
-def _joined_constants(node: ast.AST) -> str:
-    """The string constants inside an expression, joined by `/`: `os.path.join(home, '.ssh', 'id_rsa')` gives
-    `.ssh/id_rsa`, `Path.home() / '.bashrc'` gives `/.bashrc`."""
-    parts = [inner.value for inner in ast.walk(node) if isinstance(inner, ast.Constant) and isinstance(inner.value, str)]
-    return '/' + '/'.join(part.strip('/') for part in parts) if parts else ''
+    return qualified(module.aliases, node) == 'os.environ'
 
 
 def _credential_file(tree: ast.AST) -> bool:
     return any(
         isinstance(node, ast.Constant) and isinstance(node.value, str) and CREDENTIAL_STORE.search(node.value)
         for node in ast.walk(tree)
-    ) or any(
-        isinstance(node, ast.Call) and CREDENTIAL_STORE.search(_joined_constants(node)) for node in ast.walk(tree)
-    )
+    ) or any(isinstance(node, ast.Call) and CREDENTIAL_STORE.search(joined_constants(node)) for node in ast.walk(tree))
 
 
 def _header_findings(source: str, first_line: int) -> list[Hit]:
@@ -232,41 +377,7 @@ def _header_findings(source: str, first_line: int) -> list[Hit]:
     requirements = '\n'.join(
         line.strip().strip(',').strip('"\'') if line.strip().startswith(('"', "'")) else '' for line in block[:end]
     )
-    return [(first_line + start + number, rule, severity, message) for number, rule, severity, message in requirement_findings(requirements)]
-
-
-def _target_names(node: ast.AST) -> list[str]:
-    if isinstance(node, ast.Assign):
-        targets = node.targets
-    elif isinstance(node, ast.withitem):
-        targets = [node.optional_vars] if node.optional_vars is not None else []
-    else:
-        targets = [getattr(node, 'target')]
-    return [inner.id for target in targets for inner in ast.walk(target) if isinstance(inner, ast.Name)]
-
-
-def _aliases(tree: ast.AST) -> dict[str, str]:
-    """Local names of imported modules and functions → their full names (`b64` → `base64`, `urlopen` →
-    `urllib.request.urlopen`)."""
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                aliases[alias.asname or alias.name.split('.')[0]] = alias.name if alias.asname else alias.name.split('.')[0]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                aliases[alias.asname or alias.name] = f'{node.module}.{alias.name}'
-    return aliases
-
-
-def _qualified(module: _Module, node: ast.AST) -> str | None:
-    """The dotted name a call's function or an expression stands for, imports resolved; `None` for anything else."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Call) and (inner := _qualified(module, node.func)) in ('__import__', 'importlib.import_module') and node.args and isinstance(node.args[0], ast.Constant):
-        return '.'.join([str(node.args[0].value), *reversed(parts)])
-    if not isinstance(node, ast.Name):
-        return None
-    return '.'.join([module.aliases.get(node.id, node.id), *reversed(parts)])
+    return [
+        (first_line + start + number, rule, severity, message)
+        for number, rule, severity, message in requirement_findings(requirements)
+    ]

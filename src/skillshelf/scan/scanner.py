@@ -32,8 +32,48 @@ __all__ = ('SKILL_FILE', 'scan_files', 'scan_skill')
 SKILL_FILE = 'SKILL.md'
 _CACHE_SIZE = 50_000
 _cache: dict[bytes, tuple[Hit, ...]] = {}
-_SCANNED_SUFFIXES = ('.md', '.markdown', '.mdx', '.sh', '.bash', '.zsh', '.ksh', '.command', '.py', '.pyw', '.js',
-                     '.mjs', '.cjs', '.ts', '.mts', '.cts', '.jsx', '.tsx', '.ps1', '.psm1', '.txt', '.in')
+_INLINE_SIGNS = (
+    '|',
+    '$(',
+    '<(',
+    '`',
+    'install',
+    'add ',
+    'npx ',
+    'uvx ',
+    'bunx ',
+    'pipx ',
+    ' -c ',
+    'curl ',
+    'nc ',
+    ' -e ',
+)
+"""What inline code holds if a rule that reads it (code run, credentials sent, packages installed) can find
+anything: most inline code is a name or a path."""
+_SCANNED_SUFFIXES = (
+    '.md',
+    '.markdown',
+    '.mdx',
+    '.sh',
+    '.bash',
+    '.zsh',
+    '.ksh',
+    '.command',
+    '.py',
+    '.pyw',
+    '.js',
+    '.mjs',
+    '.cjs',
+    '.ts',
+    '.mts',
+    '.cts',
+    '.jsx',
+    '.tsx',
+    '.ps1',
+    '.psm1',
+    '.txt',
+    '.in',
+)
 
 
 def scan_skill(skill: Skill[Any]) -> list[Finding]:
@@ -91,7 +131,9 @@ def _file_hits(path: str, text: str) -> tuple[Hit, ...]:
 
 
 def _scan_text(path: str, text: str) -> list[Hit]:
-    hits = [(line, 'hidden-unicode', severity, message) for line, severity, message in hidden_characters(text)]
+    hits: list[Hit] = [
+        (line, 'hidden-unicode', severity, message) for line, severity, message in hidden_characters(text)
+    ]
     where: Where = 'markdown' if language_of(path, text) == 'markdown' else 'script'
     for part in file_parts(path, text):
         hits.extend(_part_hits(part, where))
@@ -107,13 +149,23 @@ def _part_hits(part: Part, where: Where) -> list[Hit]:
 
     if part.kind in ('prose', 'comment'):
         comment = part.kind == 'comment'
-        hits = [(line, 'prompt-override', severity, message) for line, severity, message in override_instructions(part.text, part.line, comment=comment)]
-        hits += [(line, 'concealment', severity, message) for line, severity, message in hidden_instructions(part.text, part.line, comment=comment)]
+        hits: list[Hit] = [
+            (line, 'prompt-override', severity, message)
+            for line, severity, message in override_instructions(part.text, part.line, comment=comment)
+        ]
+        hits.extend(
+            (line, 'concealment', severity, message)
+            for line, severity, message in hidden_instructions(part.text, part.line, comment=comment)
+        )
         return hits + (shell(part.text, part.line) if comment else [])
     if part.kind == 'shell':
         return shell(part.text, part.line)
     if part.kind == 'inline':
-        return [hit for hit in shell(part.text, part.line) if hit[1] not in ('destructive', 'persistence', 'other-skills')]
+        if not any(sign in part.text for sign in _INLINE_SIGNS):
+            return []
+        return [
+            hit for hit in shell(part.text, part.line) if hit[1] not in ('destructive', 'persistence', 'other-skills')
+        ]
     if part.kind == 'python':
         return python(part.text, part.line, where)
     if part.kind == 'javascript':

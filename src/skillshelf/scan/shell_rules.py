@@ -13,46 +13,45 @@ credentials sent out are critical anywhere.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..scripts.needs.shell import command_lines, split_words
 from .dependency_rules import install_findings
-from .finding import Severity
+from .finding import Hit, Severity
+from .shell_words import REDIRECTS, Stage, pipelines, written
 from .vocabulary import (
     AUTOSTART,
     CREDENTIAL_STORE,
-    DECODERS,
-    DOWNLOADERS,
     GIT_HOOKS,
     OTHER_SKILLS,
     SHELL_PROFILE,
-    TRIGGERS,
     interpreter,
     known_installer,
     urls_in,
+    worth_reading,
 )
 
 __all__ = ('Hit', 'Where', 'shell_findings')
 
-Hit = tuple[int, str, Severity, str]
-"""`(line, rule, severity, message)`: a finding before it is given its skill and file."""
 Where = Literal['script', 'markdown']
 EmbeddedPython = Callable[[str, int, Where], list[Hit]]
 """The Python rules, for code run with `python -c` (passed in, so the two rule modules need not import each other)."""
 
-_CHAIN = frozenset({';', '&&', '||', '&', ';;', '\n'})
-_PIPE = frozenset({'|', '|&'})
-_WRAPPERS = frozenset({'sudo', 'doas', 'env', 'exec', 'command', 'nohup', 'time', 'nice', 'timeout', 'xargs', 'builtin', '{', '(', '!', 'then', 'do', 'else'})
-_SAFE_ROOTS = re.compile(r'^(?:/|~|\$\{?HOME\}?|/(?:home|root|etc|usr|var|boot|bin|sbin|lib|lib64|opt|System|Users|Library|srv)|[A-Za-z]:\\?)$')
+_SAFE_ROOTS = re.compile(
+    r'^(?:/|~|\$\{?HOME\}?|/(?:home|root|etc|usr|var|boot|bin|sbin|lib|lib64|opt|System|Users|Library|srv)|[A-Za-z]:\\?)$'
+)
 _DEVICE = re.compile(r'^/dev/(?:sd|hd|nvme|mmcblk|disk|rdisk|xvd|vd|mapper/)')
 _FORK_BOMB = re.compile(r':\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:')
-_REVERSE_SHELL = re.compile(r'/dev/tcp/|/dev/udp/|\bnc\b[^\n|]*\s-e\s|\bmkfifo\b[^\n]*\bnc\b|socat\b[^\n]*exec:', re.IGNORECASE)
-_SENDS = frozenset({'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'ftp', 'mail', 'sendmail', 'mutt'})
-_CURL_SEND = re.compile(r'^(?:-d|--data\S*|-F|--form\S*|-T|--upload-file|--json)$|^-[a-zA-Z]*[dFT]$')
-_REDIRECTS = frozenset({'>', '>>', '>|', '&>', '&>>', '1>', '1>>'})
-_RUNS_SOMETHING = re.compile(r'curl|wget|/dev/tcp|\bnc\b|base64|python[0-9.]*\s+-c|nohup|\bbash\s+-i|\beval\b|https?://', re.IGNORECASE)
+_REVERSE_SHELL = re.compile(
+    r'/dev/tcp/|/dev/udp/|\bnc\b[^\n|]*\s-e\s|\bmkfifo\b[^\n]*\bnc\b|socat\b[^\n]*exec:', re.IGNORECASE
+)
+_MAY_CONNECT = re.compile(r'/dev/[tu][cd]p|\bnc\b|socat')
+_HEREDOC = re.compile(r'<<-?\s*[\'"]?(\w+)')
+_RUNS_SOMETHING = re.compile(
+    r'curl|wget|/dev/tcp|\bnc\b|base64|python[0-9.]*\s+-c|nohup|\bbash\s+-i|\beval\b|https?://', re.IGNORECASE
+)
 
 
 @dataclass
@@ -70,110 +69,99 @@ class _Text:
 
 def shell_findings(text: str, first_line: int, where: Where, python: EmbeddedPython | None = None) -> list[Hit]:
     """The command rules' findings in the shell text `text`, which starts on line `first_line` of its file."""
-    if TRIGGERS.search(text) is None and ':(' not in text:
+    if not worth_reading(text):
         return []
     state = _Text(where, python)
-    for number, tokens in command_lines(text):
-        line = first_line + number - 1
-        if TRIGGERS.search(' '.join(tokens)) is None and ':(' not in ''.join(tokens):
-            continue
-        _line(state, tokens, line, 0)
-    for match in _FORK_BOMB.finditer(text):
-        state.hits.append((first_line + text.count('\n', 0, match.start()), 'destructive', 'critical', 'a fork bomb: it starts processes until the machine stops answering'))
-    for match in _REVERSE_SHELL.finditer(text):
-        state.hits.append((first_line + text.count('\n', 0, match.start()), 'exfiltration', 'critical', 'opens a shell or a raw connection to another machine (a reverse shell)'))
+    for number, tokens in command_lines(_worth_parsing(text)):
+        _line(state, tokens, first_line + number - 1, 0)
+    for match in _FORK_BOMB.finditer(text) if ':(' in text else ():
+        state.hits.append(
+            (
+                first_line + text.count('\n', 0, match.start()),
+                'destructive',
+                'critical',
+                'a fork bomb: it starts processes until the machine stops answering',
+            )
+        )
+    for match in _REVERSE_SHELL.finditer(text) if _MAY_CONNECT.search(text) else ():
+        state.hits.append(
+            (
+                first_line + text.count('\n', 0, match.start()),
+                'exfiltration',
+                'critical',
+                'opens a shell or a raw connection to another machine (a reverse shell)',
+            )
+        )
     if state.credential_line and state.send_line and state.credential_line != state.send_line and where == 'script':
-        state.hits.append((state.credential_line, 'exfiltration', 'critical', f'reads a credential store here and sends data out on line {state.send_line}'))
+        state.hits.append(
+            (
+                state.credential_line,
+                'exfiltration',
+                'critical',
+                f'reads a credential store here and sends data out on line {state.send_line}',
+            )
+        )
     return state.hits
+
+
+def _worth_parsing(text: str) -> str:
+    """`text` with the lines no rule can find anything in blanked (kept as empty lines, so numbers hold), unless
+    they continue a line that is kept: parsing is the slow part, and most lines of a code block say nothing."""
+    kept: list[str] = []
+    keep_next, heredoc = False, ''
+    for line in text.split('\n'):
+        keep = keep_next or bool(heredoc) or worth_reading(line)
+        kept.append(line if keep else '')
+        if heredoc and line.strip() == heredoc:
+            heredoc = ''
+        elif keep and (opened := _HEREDOC.search(line)):
+            heredoc = opened[1]
+        keep_next = keep and (line.endswith('\\') or line.count('"') % 2 == 1 or line.count("'") % 2 == 1)
+    return '\n'.join(kept)
 
 
 def _line(state: _Text, tokens: list[str], line: int, depth: int) -> None:
     """One logical line: its pipelines, their stages, and the code inside substitutions and `-c` strings."""
     credential = CREDENTIAL_STORE.search(' '.join(tokens)) is not None
     sends = False
-    for pipeline in _pipelines(tokens):
-        stages = [_Stage(words) for words in pipeline]
+    for pipeline in pipelines(tokens):
+        stages = [Stage(words) for words in pipeline]
         _pipeline(state, stages, line, depth)
         sends = sends or any(stage.sends for stage in stages)
         credential = credential or any(stage.dumps_environment for stage in stages)
     if credential and sends:
-        state.hits.append((line, 'exfiltration', 'critical', 'reads a credential store (keys, tokens, cookies or the environment) and sends it out in one command'))
+        state.hits.append(
+            (
+                line,
+                'exfiltration',
+                'critical',
+                'reads a credential store (keys, tokens, cookies or the environment) and sends it out in one command',
+            )
+        )
     elif credential:
         state.credential_line = state.credential_line or line
     elif sends:
         state.send_line = state.send_line or line
-    state.hits.extend((line, rule, severity, message) for rule, severity, message in install_findings(tokens, state.where))
+    state.hits.extend(
+        (line, rule, severity, message) for rule, severity, message in install_findings(tokens, state.where)
+    )
 
 
-class _Stage:
-    """One simple command of a pipeline: its program (after `sudo`, `env` and the like) and its words."""
-
-    def __init__(self, tokens: list[str]) -> None:
-        words, inner = _outside_substitutions(tokens)
-        self.words = words
-        index = 0
-        while index < len(words) and (words[index] in _WRAPPERS or re.match(r'^[A-Za-z_]\w*=', words[index]) or (words[index].startswith('-') and index and words[index - 1] in _WRAPPERS)):
-            index += 1
-        self.program = words[index].rsplit('/', 1)[-1].lower() if index < len(words) else ''
-        self.args = words[index + 1 :]
-        self.inner = [*inner, *(text for word in words for text in _substitutions(word))]
-
-    @property
-    def downloads(self) -> bool:
-        return self.program in DOWNLOADERS
-
-    @property
-    def decodes(self) -> bool:
-        flags = {arg for arg in self.args if arg.startswith('-')}
-        if self.program in ('base64', 'base32'):
-            return bool(flags & {'-d', '--decode', '-D', '-di', '-id'})
-        if self.program == 'openssl':
-            return '-d' in flags and ('base64' in self.args or 'enc' in self.args)
-        if self.program == 'xxd':
-            return any(flag.startswith('-r') for flag in flags)
-        if self.program == 'gpg':
-            return bool(flags & {'-d', '--decrypt'})
-        return self.program in DECODERS - {'base64', 'base32', 'openssl', 'xxd', 'gpg'}
-
-    @property
-    def runs_input(self) -> bool:
-        """Whether it runs the code on its standard input (`sh`, `python3 -`, `bash -s -- args`)."""
-        if not interpreter(self.program) or self.program in ('source', '.', 'eval'):
-            return False
-        operands = [arg for arg in self.args if not arg.startswith('-') or arg == '-']
-        flags = [arg for arg in self.args if arg.startswith('-') and arg != '-']
-        if any(flag in ('-c', '-e', '-m', '-pe', '-ne', '--eval', '-Command', '-p') for flag in flags):
-            return False
-        return not operands or operands[0] in ('-', '/dev/stdin') or '-s' in flags
-
-    @property
-    def sends(self) -> bool:
-        if self.program == 'curl':
-            upper = [arg.upper() for arg in self.args]
-            return any(_CURL_SEND.match(arg) for arg in self.args) or any(
-                method in upper for method in ('POST', 'PUT', '-XPOST', '-XPUT')
-            )
-        if self.program == 'wget':
-            return any(arg.startswith(('--post-data', '--post-file', '--body-')) for arg in self.args)
-        if self.program in ('scp', 'rsync', 'sftp'):
-            return any(re.match(r'^[\w.-]+@[\w.-]+:|^[\w-]+\.[\w.-]+:', arg) for arg in self.args[-1:])
-        return self.program in _SENDS
-
-    @property
-    def dumps_environment(self) -> bool:
-        return (self.program in ('env', 'printenv') and not self.args) or any(
-            re.match(r'^\s*(?:env|printenv|set)\s*$', inner) for inner in self.inner
-        )
-
-
-def _pipeline(state: _Text, stages: list[_Stage], line: int, depth: int) -> None:
+def _pipeline(state: _Text, stages: list[Stage], line: int, depth: int) -> None:
     urls = urls_in(' '.join(word for stage in stages for word in stage.words))
     for position, stage in enumerate(stages):
         before = stages[:position]
         if stage.runs_input and any(earlier.downloads for earlier in before):
             state.hits.append(_remote(line, urls, f'pipes a download into {stage.program}'))
         if stage.runs_input and any(earlier.decodes for earlier in before):
-            state.hits.append((line, 'decoded-code', 'critical', f'decodes a payload and pipes it into {stage.program}, hiding what runs'))
+            state.hits.append(
+                (
+                    line,
+                    'decoded-code',
+                    'critical',
+                    f'decodes a payload and pipes it into {stage.program}, hiding what runs',
+                )
+            )
         _substituted(state, stage, line, depth)
         _file_fetched(state, stage, line, urls)
         _destructive(state, stage, line)
@@ -187,18 +175,25 @@ def _remote(line: int, urls: list[str], how: str) -> Hit:
     return (line, 'remote-code', 'critical', f'{how}: code from {shown} runs without anyone reading it')
 
 
-def _substituted(state: _Text, stage: _Stage, line: int, depth: int) -> None:
+def _substituted(state: _Text, stage: Stage, line: int, depth: int) -> None:
     """Code in `$(...)`, `<(...)` or a `-c` string: run as shell (and, for an interpreter, as the code it runs)."""
     runs = interpreter(stage.program) or stage.program in ('source', '.', 'eval')
     for inner in stage.inner:
         words = split_words(inner)
         if words is None or depth > 3:
             continue
-        inner_stages = [_Stage(part) for pipeline in _pipelines(words) for part in pipeline]
+        inner_stages = [Stage(part) for pipeline in pipelines(words) for part in pipeline]
         if runs and any(inner_stage.downloads for inner_stage in inner_stages):
             state.hits.append(_remote(line, urls_in(inner), f'runs a download with {stage.program}'))
         if runs and any(inner_stage.decodes for inner_stage in inner_stages):
-            state.hits.append((line, 'decoded-code', 'critical', f'decodes a payload and runs it with {stage.program}, hiding what runs'))
+            state.hits.append(
+                (
+                    line,
+                    'decoded-code',
+                    'critical',
+                    f'decodes a payload and runs it with {stage.program}, hiding what runs',
+                )
+            )
         _line(state, words, line, depth + 1)
     flags = stage.args
     for position, arg in enumerate(flags[:-1]):
@@ -211,7 +206,7 @@ def _substituted(state: _Text, stage: _Stage, line: int, depth: int) -> None:
             _line(state, words, line, depth + 1)
 
 
-def _file_fetched(state: _Text, stage: _Stage, line: int, urls: list[str]) -> None:
+def _file_fetched(state: _Text, stage: Stage, line: int, urls: list[str]) -> None:
     """A file written by a download or a decoder, and a later command that runs it."""
     args = stage.args
     output = None
@@ -222,7 +217,11 @@ def _file_fetched(state: _Text, stage: _Stage, line: int, urls: list[str]) -> No
         if output is not None:
             state.fetched[output.rsplit('/', 1)[-1]] = (line, urls if stage.downloads else [])
         return
-    ran = [stage.program, *[arg for arg in args if not arg.startswith('-')][:1]] if interpreter(stage.program) else [stage.program]
+    ran = (
+        [stage.program, *[arg for arg in args if not arg.startswith('-')][:1]]
+        if interpreter(stage.program)
+        else [stage.program]
+    )
     for word in ran:
         name = word.rsplit('/', 1)[-1]
         if name in state.fetched and name:
@@ -230,144 +229,107 @@ def _file_fetched(state: _Text, stage: _Stage, line: int, urls: list[str]) -> No
             if fetched_urls:
                 state.hits.append(_remote(line, fetched_urls, f'runs {name}, downloaded on line {fetched_line}'))
             else:
-                state.hits.append((line, 'decoded-code', 'critical', f'runs {name}, decoded from a payload on line {fetched_line}'))
+                state.hits.append(
+                    (line, 'decoded-code', 'critical', f'runs {name}, decoded from a payload on line {fetched_line}')
+                )
 
 
-def _destructive(state: _Text, stage: _Stage, line: int) -> None:
+def _destructive(state: _Text, stage: Stage, line: int) -> None:
     program, args = stage.program, stage.args
     flags = ''.join(arg.lstrip('-') for arg in args if arg.startswith('-') and not arg.startswith('--'))
-    operands = [arg.rstrip('/') .removesuffix('/*') or '/' for arg in args if not arg.startswith('-')]
+    operands = [arg.rstrip('/').removesuffix('/*') or '/' for arg in args if not arg.startswith('-')]
     device = 'critical' if state.where == 'script' else 'warning'
-    if program == 'rm' and ('r' in flags.lower() or '--recursive' in args) and (bad := [o for o in operands if _SAFE_ROOTS.match(o)]):
+    if (
+        program == 'rm'
+        and ('r' in flags.lower() or '--recursive' in args)
+        and (bad := [o for o in operands if _SAFE_ROOTS.match(o)])
+    ):
         state.hits.append((line, 'destructive', 'critical', f'deletes {bad[0]} and everything under it'))
     elif program == 'rm' and '--no-preserve-root' in args:
         state.hits.append((line, 'destructive', 'critical', 'deletes with --no-preserve-root'))
     elif program == 'find' and operands[:1] and _SAFE_ROOTS.match(operands[0]) and ('-delete' in args or 'rm' in args):
         state.hits.append((line, 'destructive', 'critical', f'deletes files found under {operands[0]}'))
     elif program in ('chmod', 'chown') and 'r' in flags.lower() and any(_SAFE_ROOTS.match(o) for o in operands[1:]):
-        state.hits.append((line, 'destructive', 'critical', f'changes the permissions of every file under {operands[-1]}'))
-    elif program.startswith(('mkfs', 'mke2fs', 'wipefs')) or (program == 'shred' and any(_DEVICE.match(o) for o in operands)):
+        state.hits.append(
+            (line, 'destructive', 'critical', f'changes the permissions of every file under {operands[-1]}')
+        )
+    elif program.startswith(('mkfs', 'mke2fs', 'wipefs')) or (
+        program == 'shred' and any(_DEVICE.match(o) for o in operands)
+    ):
         state.hits.append((line, 'destructive', device, f'erases a disk or partition ({program})'))
     elif program == 'dd' and any(arg.startswith('of=') and _DEVICE.match(arg[3:]) for arg in args):
         state.hits.append((line, 'destructive', device, 'writes over a disk device with dd'))
-    elif program == 'git' and args[:1] == ['push'] and any(a in ('-f', '--force') or a.startswith('+') for a in args) and any(re.search(r'(?:^|[:+])(?:main|master)$', a) for a in args):
+    elif (
+        program == 'git'
+        and args[:1] == ['push']
+        and any(a in ('-f', '--force') or a.startswith('+') for a in args)
+        and any(re.search(r'(?:^|[:+])(?:main|master)$', a) for a in args)
+    ):
         state.hits.append((line, 'destructive', 'warning', 'force-pushes to main or master, rewriting shared history'))
     for position, word in enumerate(stage.words[:-1]):
-        if word in _REDIRECTS and _DEVICE.match(stage.words[position + 1]):
+        if word in REDIRECTS and _DEVICE.match(stage.words[position + 1]):
             state.hits.append((line, 'destructive', device, f'writes over the disk device {stage.words[position + 1]}'))
 
 
-def _persistence(state: _Text, stage: _Stage, line: int) -> None:
+def _persistence(state: _Text, stage: Stage, line: int) -> None:
     """Writes to shell profiles, crontabs, autostart folders, git hooks and other skills' folders."""
-    targets = _written(stage)
+    targets = written(stage)
     content = ' '.join(stage.words)
     script = state.where == 'script'
-    if stage.program == 'crontab' and any(arg == '-' or not arg.startswith('-') for arg in stage.args) or (
+    if (stage.program == 'crontab' and any(arg == '-' or not arg.startswith('-') for arg in stage.args)) or (
         stage.program == 'crontab' and not stage.args
     ):
         severity: Severity = 'critical' if script or _RUNS_SOMETHING.search(content) else 'warning'
-        state.hits.append((line, 'persistence', severity, 'installs a crontab: a command that runs on a schedule, long after this task'))
+        state.hits.append(
+            (
+                line,
+                'persistence',
+                severity,
+                'installs a crontab: a command that runs on a schedule, long after this task',
+            )
+        )
     for target in targets:
         if AUTOSTART.search(target):
-            severe = script or re.search(r'authorized_keys|sudoers|ld\.so\.preload', target) or _RUNS_SOMETHING.search(content)
-            state.hits.append((line, 'persistence', 'critical' if severe else 'warning', f'writes {target}, which runs or lets in something at login, boot or on a schedule'))
+            severe = (
+                script
+                or re.search(r'authorized_keys|sudoers|ld\.so\.preload', target)
+                or _RUNS_SOMETHING.search(content)
+            )
+            state.hits.append(
+                (
+                    line,
+                    'persistence',
+                    'critical' if severe else 'warning',
+                    f'writes {target}, which runs or lets in something at login, boot or on a schedule',
+                )
+            )
         elif SHELL_PROFILE.search(target):
             severe = _RUNS_SOMETHING.search(content) is not None
-            state.hits.append((line, 'persistence', 'critical' if severe else 'warning', f'writes the shell profile {target}: every new shell runs what it adds'))
+            state.hits.append(
+                (
+                    line,
+                    'persistence',
+                    'critical' if severe else 'warning',
+                    f'writes the shell profile {target}: every new shell runs what it adds',
+                )
+            )
         elif GIT_HOOKS.search(target):
             severe = _RUNS_SOMETHING.search(content) is not None
-            state.hits.append((line, 'persistence', 'critical' if severe else 'warning', f'writes the git hook {target}, which runs at every commit or push'))
+            state.hits.append(
+                (
+                    line,
+                    'persistence',
+                    'critical' if severe else 'warning',
+                    f'writes the git hook {target}, which runs at every commit or push',
+                )
+            )
         elif OTHER_SKILLS.search(target):
             severe = target.endswith(('SKILL.md', '.sh', '.py')) or '*' in target or '>>' in stage.words
-            state.hits.append((line, 'other-skills', 'critical' if severe else 'warning', f'writes {target}: another skill, or the agent\'s own configuration'))
-
-
-def _written(stage: _Stage) -> list[str]:
-    """The files a command writes: redirections, `tee`, the last operand of `cp`, `mv`, `ln`, `install`, `sed -i`."""
-    words, args = stage.words, [arg for arg in stage.args if not arg.startswith('-')]
-    targets = [words[position + 1] for position, word in enumerate(words[:-1]) if word in _REDIRECTS]
-    if stage.program == 'tee':
-        targets += args
-    elif stage.program in ('cp', 'mv', 'ln', 'install', 'rsync') and len(args) >= 2:
-        targets.append(args[-1])
-    elif stage.program in ('sed', 'perl') and any(arg.startswith('-i') or arg.startswith('-pi') for arg in stage.args) and args:
-        targets.append(args[-1])
-    elif stage.program == 'git' and 'core.hooksPath' in stage.args:
-        targets.append('core.hooksPath')
-    return targets
-
-
-def _pipelines(tokens: list[str]) -> Iterator[list[list[str]]]:
-    """The pipelines of a line (split at `;`, `&&`, `||`, `&`), each a list of stages (split at `|`); an unquoted
-    substitution (`$(...)`, `<(...)`) stays inside its stage."""
-    pipeline: list[list[str]] = []
-    stage: list[str] = []
-    depth = 0
-    for token in _joined_openers(tokens):
-        if token in _OPENERS:
-            depth += 1
-        elif token == ')' and depth:
-            depth -= 1
-        if depth == 0 and token in _CHAIN:
-            yield [*pipeline, stage]
-            pipeline, stage = [], []
-        elif depth == 0 and token in _PIPE:
-            pipeline.append(stage)
-            stage = []
-        else:
-            stage.append(token)
-    yield [*pipeline, stage]
-
-
-_OPENERS = frozenset({'$(', '<(', '>('})
-
-
-def _joined_openers(tokens: list[str]) -> list[str]:
-    """`$`, `(` (as the parser splits an unquoted `$(`) as one word `$(`."""
-    joined: list[str] = []
-    for token in tokens:
-        if token == '(' and joined and joined[-1] == '$':
-            joined[-1] = '$('
-        else:
-            joined.append(token)
-    return joined
-
-
-def _outside_substitutions(tokens: list[str]) -> tuple[list[str], list[str]]:
-    """A stage's words outside unquoted substitutions, and the text of each substitution."""
-    words: list[str] = []
-    inner: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for token in tokens:
-        if token in _OPENERS:
-            depth += 1
-            if depth == 1:
-                words.append(token)
-                continue
-        elif token == ')' and depth:
-            depth -= 1
-            if depth == 0:
-                inner.append(' '.join(current))
-                current = []
-                continue
-        (current if depth else words).append(token)
-    if current:
-        inner.append(' '.join(current))
-    return words, inner
-
-
-def _substitutions(word: str) -> list[str]:
-    """The commands of the `$(...)`, `<(...)` and backquoted substitutions inside a word."""
-    found: list[str] = []
-    for opener in ('$(', '<('):
-        start = word.find(opener)
-        while start != -1:
-            depth, index = 1, start + 2
-            while index < len(word) and depth:
-                depth += {'(': 1, ')': -1}.get(word[index], 0)
-                index += 1
-            found.append(word[start + 2 : index - 1 if depth == 0 else index])
-            start = word.find(opener, index)
-    found += re.findall(r'`([^`]+)`', word)
-    return found
+            state.hits.append(
+                (
+                    line,
+                    'other-skills',
+                    'critical' if severe else 'warning',
+                    f"writes {target}: another skill, or the agent's own configuration",
+                )
+            )

@@ -26,7 +26,9 @@ _JOINERS = frozenset('\u200c\u200d')
 _RTL_LETTER = re.compile('[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]')
 _RUN = 3
 """A run of this many invisible characters in a row carries a message (one character per bit or letter)."""
-_SUSPECT = re.compile('[\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufeff\ufff9-\ufffb\U000e0000-\U000e01ef]')
+_SUSPECT = re.compile(
+    '[\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufeff\ufff9-\ufffb\U000e0000-\U000e01ef]'
+)
 
 
 def hidden_characters(text: str, first_line: int = 1) -> Iterator[tuple[int, Severity, str]]:
@@ -85,8 +87,12 @@ def _legitimate(line: str, index: int, char: str, *, rtl: bool, at_start: bool) 
         return True
     if char in _JOINERS or char == '\ufe0f':
         before, after = line[index - 1 : index], line[index + 1 : index + 2]
-        return bool(before) and bool(after) and not _invisible(before) and not _invisible(after) and (
-            not before.isascii() or not after.isascii()
+        return (
+            bool(before)
+            and bool(after)
+            and not _invisible(before)
+            and not _invisible(after)
+            and (not before.isascii() or not after.isascii())
         )
     if char in _MARKS or char in _BIDI:
         return rtl

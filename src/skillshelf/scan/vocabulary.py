@@ -12,20 +12,55 @@ __all__ = (
     'CREDENTIAL_STORE',
     'DECODERS',
     'DOWNLOADERS',
+    'GIT_HOOKS',
     'INTERPRETERS',
+    'KNOWN_INSTALLERS',
     'OTHER_SKILLS',
     'SHELL_PROFILE',
     'TRIGGERS',
+    'interpreter',
     'known_installer',
+    'raw_address',
     'url_host',
     'urls_in',
+    'worth_reading',
 )
 
-DOWNLOADERS = frozenset({'curl', 'wget', 'fetch', 'http', 'https', 'aria2c', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod'})
+DOWNLOADERS = frozenset(
+    {'curl', 'wget', 'fetch', 'http', 'https', 'aria2c', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod'}
+)
 """Programs that fetch a URL (`http` and `https` are HTTPie's)."""
 INTERPRETERS = frozenset(
-    {'sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'python', 'python2', 'python3', 'py', 'perl', 'ruby', 'node',
-     'php', 'pwsh', 'powershell', 'iex', 'invoke-expression', 'source', '.', 'eval', 'osascript', 'deno', 'bun', 'tclsh', 'lua'}
+    {
+        'sh',
+        'bash',
+        'zsh',
+        'dash',
+        'ksh',
+        'fish',
+        'csh',
+        'tcsh',
+        'python',
+        'python2',
+        'python3',
+        'py',
+        'perl',
+        'ruby',
+        'node',
+        'php',
+        'pwsh',
+        'powershell',
+        'iex',
+        'invoke-expression',
+        'source',
+        '.',
+        'eval',
+        'osascript',
+        'deno',
+        'bun',
+        'tclsh',
+        'lua',
+    }
 )
 """Programs that run the code they are given (on standard input or as an argument)."""
 _VERSIONED = re.compile(r'(python|pypy)[0-9.]*$')
@@ -55,33 +90,102 @@ OTHER_SKILLS = re.compile(
     r'|\.claude/settings(?:\.local)?\.json|(?:~|\$\{?HOME\}?)/\.(?:claude|codex)/(?:CLAUDE|AGENTS)\.md'
 )
 """Other skills' folders, and the agent's own configuration and memory files."""
-TRIGGERS = re.compile(
-    r'curl|wget|fetch|http|iwr|irm|invoke-|base64|base32|xxd|uudecode|openssl|rev\b|\brm\b|mkfs|\bdd\b|/dev/|shred|'
-    r'wipefs|chmod|chown|crontab|cron|\.ssh|\.aws|netrc|credentials|cookies|login data|keychain|environ|\benv\b|'
-    r'printenv|profile|rc\b|launch|systemd|autostart|hooks|\.claude|\.codex|\.agents|\.cursor|\.gemini|pip|npm|yarn|'
-    r'pnpm|\buv\b|poetry|pipx|\bgit\b|\bnc\b|ncat|netcat|socat|telnet|scp|sftp|rsync|find\b|eval|exec|:\(\)|python|'
-    r'node|perl|ruby|\bsh\b|bash|zsh|source|authorized_keys|sudoers|\bbun\b|deno|gem\b|cargo|go\s+install|osascript',
-    re.IGNORECASE,
+TRIGGERS = frozenset(
+    """
+    curl wget fetch http https aria2c iwr irm invoke-webrequest invoke-restmethod downloadstring base64 base32 xxd
+    uudecode openssl gpg rev rm mkfs mke2fs dd shred wipefs chmod chown crontab cron ssh aws netrc credentials
+    git-credentials cookies keychain keychains environ env printenv bashrc zshrc profile bash_profile bash_login zprofile
+    zshenv zlogin kshrc cshrc tcshrc fish launchagents launchdaemons systemd autostart hooks hookspath claude codex
+    agents cursor gemini opencode pip pip3 uv uvx poetry pipx npm npx yarn pnpm bun bunx push nc ncat netcat socat
+    telnet scp sftp rsync delete sda sdb nvme0n1 mmcblk0 disk0 authorized_keys sudoers preload tcp udp iex
+    invoke-expression eval exec source frombase64string encodedcommand security find-generic-password
+    """.split()
 )
-"""A line none of these words occurs in holds nothing any command rule looks for (checked first: it is fast)."""
+"""Words (lower case, split at anything but letters, digits, `_` and `-`) one of which a line holds if any command
+rule can find something in it: checked first, as a set lookup, since most lines of code hold none."""
+_NON_WORD = str.maketrans({chr(code): ' ' for code in range(128) if not (chr(code).isalnum() or chr(code) in '_-')})
+
+
+def worth_reading(text: str) -> bool:
+    """Whether `text` holds a word of `TRIGGERS` (or a fork bomb's `:(`)."""
+    return not TRIGGERS.isdisjoint(text.lower().translate(_NON_WORD).split()) or ':(' in text
+
+
 KNOWN_INSTALLERS = frozenset(
     {
-        'astral.sh', 'sh.rustup.rs', 'rustup.rs', 'get.docker.com', 'bun.sh', 'deno.land', 'deno.com', 'brew.sh',
-        'get.pnpm.io', 'install.python-poetry.org', 'claude.ai', 'ollama.com', 'ollama.ai', 'fly.io', 'get.sdkman.io',
-        'foundry.paradigm.xyz', 'volta.sh', 'starship.rs', 'tailscale.com', 'cli.github.com', 'vercel.com',
-        'railway.app', 'railway.com', 'supabase.com', 'get.helm.sh', 'raw.githubusercontent.com/nvm-sh',
-        'raw.githubusercontent.com/homebrew', 'nixos.org', 'install.determinate.systems', 'pyenv.run', 'sdk.cloud.google.com',
-        'get.k3s.io', 'k3d.io', 'mise.run', 'mise.jdx.dev', 'cursor.com', 'opencode.ai', 'pkgx.sh', 'get.rvm.io',
-        'install.meteor.com', 'dot.net', 'dotnet.microsoft.com', 'aka.ms', 'nodejs.org', 'deb.nodesource.com',
-        'rpm.nodesource.com', 'github.com/nvm-sh', 'sh.flox.dev', 'get.flox.dev', 'install.ohmyz.sh', 'cdn.jsdelivr.net/gh/ohmyzsh',
-        'raw.githubusercontent.com/ohmyzsh', 'get.rke2.io', 'dl.google.com', 'cli.doppler.com', 'get.scoop.sh',
-        'chocolatey.org', 'community.chocolatey.org', 'openclaw.ai', 'bitwarden.com', 'get.jetify.com', 'modular.com',
-        'get.modular.com', 'hf.co', 'huggingface.co', 'code.visualstudio.com', 'anthropic.com', 'openai.com',
+        'astral.sh',
+        'sh.rustup.rs',
+        'rustup.rs',
+        'get.docker.com',
+        'bun.sh',
+        'deno.land',
+        'deno.com',
+        'brew.sh',
+        'get.pnpm.io',
+        'install.python-poetry.org',
+        'claude.ai',
+        'ollama.com',
+        'ollama.ai',
+        'fly.io',
+        'get.sdkman.io',
+        'foundry.paradigm.xyz',
+        'volta.sh',
+        'starship.rs',
+        'tailscale.com',
+        'cli.github.com',
+        'vercel.com',
+        'railway.app',
+        'railway.com',
+        'supabase.com',
+        'get.helm.sh',
+        'raw.githubusercontent.com/nvm-sh',
+        'raw.githubusercontent.com/homebrew',
+        'nixos.org',
+        'install.determinate.systems',
+        'pyenv.run',
+        'sdk.cloud.google.com',
+        'get.k3s.io',
+        'k3d.io',
+        'mise.run',
+        'mise.jdx.dev',
+        'cursor.com',
+        'opencode.ai',
+        'pkgx.sh',
+        'get.rvm.io',
+        'install.meteor.com',
+        'dot.net',
+        'dotnet.microsoft.com',
+        'aka.ms',
+        'nodejs.org',
+        'deb.nodesource.com',
+        'rpm.nodesource.com',
+        'github.com/nvm-sh',
+        'sh.flox.dev',
+        'get.flox.dev',
+        'install.ohmyz.sh',
+        'cdn.jsdelivr.net/gh/ohmyzsh',
+        'raw.githubusercontent.com/ohmyzsh',
+        'get.rke2.io',
+        'dl.google.com',
+        'cli.doppler.com',
+        'get.scoop.sh',
+        'chocolatey.org',
+        'community.chocolatey.org',
+        'openclaw.ai',
+        'bitwarden.com',
+        'get.jetify.com',
+        'modular.com',
+        'get.modular.com',
+        'hf.co',
+        'huggingface.co',
+        'code.visualstudio.com',
+        'anthropic.com',
+        'openai.com',
     }
 )
 """Hosts (and host/owner prefixes) that publish an install script for piping into a shell: such a line is a
 reviewer's warning, not an attack."""
-_URL = re.compile(r'''(?:https?|ftp)://[^\s"'`<>)|;]+''', re.IGNORECASE)
+_URL = re.compile(r"""(?:https?|ftp)://[^\s"'`<>)|;]+""", re.IGNORECASE)
 _IP = re.compile(r'^\d{1,3}(?:\.\d{1,3}){3}$')
 
 
