@@ -103,8 +103,9 @@ class Intake:
                 for problem in read.skipped  # a problem with a directory itself is always reported
                 if problem.path == root or self.selection.selects(_entry_name(problem.path))
             )
+            screened = not getattr(source, 'scans_on_publish', False)
             for skill in self._selected(read.skills):
-                if screen.admits(skill, skipped):
+                if not screened or screen.admits(skill, skipped):
                     _add_source_skill(by_name, names, skipped, skill)
             # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
             deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))

@@ -63,8 +63,8 @@ class LibraryOptions:
     """The content scan of every skill a directory or source holds (Python skills are yours and are not scanned):
     `'refuse'` skips a skill with a critical finding (code fetched or decoded and run, credentials sent out, hidden
     characters or instructions, ...) with a `SkillWarning` naming each one; `'warn'` loads it and warns; `'off'` does
-    not scan (for a library scanned before, by `skillshelf scan` in CI or a registry's `publish`). Changed skills are
-    scanned again when they are read again."""
+    not scan (for a library scanned before, by `skillshelf scan` in CI). Changed skills are scanned again when they
+    are read again. A registry's skills are not scanned at load: its `publish` scanned them."""
 
     def __post_init__(self) -> None:
         for option in _PATH_OPTIONS:

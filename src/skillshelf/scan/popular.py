@@ -56,7 +56,8 @@ POPULAR_NPM = frozenset(
     pdf-lib mammoth turndown showdown highlight.js prismjs katex mermaid d3 lucide-react shadcn playwright-core
     chromium vercel netlify-cli wrangler firebase-tools supabase pnpm yarn npm npx bun tsx eslint-config-next
     react-router react-router-dom @anthropic-ai/sdk @modelcontextprotocol/sdk @playwright/test @babel/core
-    @types/node @types/react @vercel/og @prisma/client @supabase/supabase-js @google/genai ai
+    @types/node @types/react @vercel/og @prisma/client @supabase/supabase-js @google/genai ai aws-cdk aws-cdk-lib
+    cdk constructs
     """.split()
 )
 """About 200 of npm's most depended-on names, and the ones skills install most."""

@@ -23,6 +23,7 @@ from .python_rules import python_findings
 from .script_rules import javascript_findings, powershell_findings
 from .shell_rules import Hit, Where, shell_findings
 from .unicode_rules import hidden_characters
+from .vocabulary import urls_in
 
 if TYPE_CHECKING:
     from ..skill import Skill
@@ -163,8 +164,13 @@ def _part_hits(part: Part, where: Where) -> list[Hit]:
     if part.kind == 'inline':
         if not any(sign in part.text for sign in _INLINE_SIGNS):
             return []
+        # Prose names commands to warn against them (`rm -rf ~`) and sketches them (`curl ... | bash`): inline code
+        # counts only for what no one writes in passing, code fetched from a URL it names or decoded and run.
+        named_url = bool(urls_in(part.text))
         return [
-            hit for hit in shell(part.text, part.line) if hit[1] not in ('destructive', 'persistence', 'other-skills')
+            hit
+            for hit in shell(part.text, part.line)
+            if hit[1] not in ('destructive', 'persistence', 'other-skills') and (hit[1] != 'remote-code' or named_url)
         ]
     if part.kind == 'python':
         return python(part.text, part.line, where)

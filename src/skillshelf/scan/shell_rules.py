@@ -48,6 +48,7 @@ _REVERSE_SHELL = re.compile(
     r'/dev/tcp/|/dev/udp/|\bnc\b[^\n|]*\s-e\s|\bmkfifo\b[^\n]*\bnc\b|socat\b[^\n]*exec:', re.IGNORECASE
 )
 _MAY_CONNECT = re.compile(r'/dev/[tu][cd]p|\bnc\b|socat')
+_FETCHES = re.compile(r'curl|wget|base64|xxd|openssl|iwr|irm|aria2c|fetch', re.IGNORECASE)
 _HEREDOC = re.compile(r'<<-?\s*[\'"]?(\w+)')
 _RUNS_SOMETHING = re.compile(
     r'curl|wget|/dev/tcp|\bnc\b|base64|python[0-9.]*\s+-c|nohup|\bbash\s+-i|\beval\b|https?://', re.IGNORECASE
@@ -106,11 +107,13 @@ def shell_findings(text: str, first_line: int, where: Where, python: EmbeddedPyt
 
 def _worth_parsing(text: str) -> str:
     """`text` with the lines no rule can find anything in blanked (kept as empty lines, so numbers hold), unless
-    they continue a line that is kept: parsing is the slow part, and most lines of a code block say nothing."""
+    they continue a line that is kept, or follow a download or a decoder (a later line may run what it wrote):
+    parsing is the slow part, and most lines of a code block say nothing."""
     kept: list[str] = []
-    keep_next, heredoc = False, ''
+    keep_next, heredoc, fetched = False, '', False
     for line in text.split('\n'):
-        keep = keep_next or bool(heredoc) or worth_reading(line)
+        keep = keep_next or fetched or bool(heredoc) or worth_reading(line)
+        fetched = fetched or (keep and _FETCHES.search(line) is not None)
         kept.append(line if keep else '')
         if heredoc and line.strip() == heredoc:
             heredoc = ''

@@ -98,7 +98,9 @@ class Stage:
 
     @property
     def dumps_environment(self) -> bool:
-        return (self.program in ('env', 'printenv') and not self.args) or any(
+        """Whether it prints every environment variable (`env`, `printenv`, `$(env)`): tokens and keys with them."""
+        bare = [word for word in self.words if word != 'sudo']
+        return bare in (['env'], ['printenv'], ['export', '-p']) or any(
             re.match(r'^\s*(?:env|printenv|set)\s*$', inner) for inner in self.inner
         )
 
