@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scan import SHOWN, Finding, ScanMode, refusal, scan_skill
+from ..scan.cache import findings_cache
 from ..skill import Skill
 from ..sources.base import SkippedSkill
 
@@ -24,6 +25,11 @@ class Screen:
     """`refuse`, `warn` or `off`."""
     flagged: list[Finding] = field(default_factory=list[Finding])
     """Critical findings of skills kept (`warn`)."""
+
+    def done(self) -> None:
+        """The read is over: keep what was scanned for the next start (see `scan.cache`)."""
+        if self.mode != 'off':
+            findings_cache.save()
 
     def admits(self, skill: Skill[Any], skipped: list[SkippedSkill]) -> bool:
         """Whether `skill` is taken; a refused one is added to `skipped` with every reason."""

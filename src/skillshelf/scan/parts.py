@@ -16,9 +16,11 @@ PartKind = Literal['prose', 'comment', 'shell', 'python', 'javascript', 'powersh
 
 _FENCE = re.compile(r'^ {0,3}(?P<fence>`{3,}|~{3,})\s*(?P<info>[^\s`{]*)')
 _COMMENT = re.compile(r'<!--(.*?)-->', re.DOTALL)
-_INLINE = re.compile(r'(`+)([^`\n](?:[^\n]*?[^`\n])?)\1(?!`)')
-"""Inline code: it starts with a backquote, so the search skips to each one (a pattern opening with a look-behind
-would be tried at every character)."""
+_INLINE = re.compile(
+    r'`([^`\n]*?(?:\||\$\(|<\(|install|add |npx |uvx |bunx |pipx | -c | -e |curl|wget|base64|\bnc )[^`\n]*)`'
+)
+"""Inline code a rule can find something in (a pipe, a substitution, an install, a download or a decoder): most
+inline code is a name or a path, and the search skips from backquote to backquote."""
 _LANGUAGES: dict[str, PartKind] = {
     **dict.fromkeys(
         ('', 'sh', 'bash', 'shell', 'zsh', 'console', 'terminal', 'shell-session', 'shellsession'), 'shell'
@@ -146,5 +148,5 @@ def markdown_parts(text: str) -> Iterator[Part]:
         for match in _INLINE.finditer(joined):
             line += joined.count('\n', counted, match.start())
             counted = match.start()
-            yield Part('inline', match[2].strip(), line)
+            yield Part('inline', match[1].strip(), line)
     yield Part('prose', joined, 1)

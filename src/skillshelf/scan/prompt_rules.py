@@ -25,8 +25,8 @@ _IGNORE = re.compile(
 )
 _HIDE = re.compile(
     r"\b(?:do\s+not|don[’']?t|never|must\s+not)\s+(?:tell|inform|notify|alert|warn|show|reveal|disclose|mention|report)"
-    r'(?:\s+(?:this|it|anything))?\s+(?:to\s+)?the\s+user\s+(?:about|that|what|of|this|these|any)\b'
-    r"|\bwithout\s+(?:the\s+user(?:[’']s)?\s+(?:knowledge|knowing|noticing|noticing|awareness|seeing)"
+    r'(?:\s+[\w-]+){0,3}?\s+(?:to\s+)?the\s+user\b'
+    r"|\bwithout\s+(?:the\s+user(?:[’']s)?\s+(?:knowledge|knowing|noticing|awareness|seeing)"
     r'|(?:telling|informing|notifying|alerting)\s+the\s+user)'
     r'|\b(?:hide|conceal)\s+(?:this|it|these\s+\w+|the\s+\w+|your\s+\w+)\s+from\s+the\s+user'
     r'|\bthe\s+user\s+(?:must|should)\s+(?:not|never)\s+(?:know|see|notice|find\s+out|learn)\b'
@@ -48,6 +48,10 @@ _SENSITIVE = re.compile(
     re.IGNORECASE,
 )
 """What a skill would hide from the user and no legitimate one needs to: data sent out, code run, files deleted."""
+_INTENT = re.compile(
+    r'secretly|covertly|surreptitiously|knowledge|knowing|noticing|awareness|must\s+not\s+know', re.IGNORECASE
+)
+"""Words that say the hiding is the point, whatever is hidden."""
 _NEGATED = re.compile(r"\b(?:never|not|no|don[’']?t|nothing|avoid)\b[^.!?\n]*$", re.IGNORECASE)
 
 
@@ -69,6 +73,8 @@ def hidden_instructions(text: str, first_line: int, *, comment: bool) -> Iterato
             yield line, 'critical', f'an HTML comment, hidden when the Markdown is shown, tells the model "{phrase}"'
         elif _CITED.search(before) or (phrase.lower().startswith('without') and _NEGATED.search(before)):
             yield line, 'info', f'mentions "{phrase}", as an example or a prohibition'
+        elif _INTENT.search(phrase):
+            yield line, 'critical', f'tells the model to act behind the user\'s back ("{phrase}")'
         elif (sensitive := _SENSITIVE.search(after)) is not None:
             yield (
                 line,

@@ -100,6 +100,8 @@ class _Module:
     aliases: dict[str, str]
     tainted: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
     """A name → the kinds of data assigned to it (`fetched`, `decoded`, `secret`)."""
+    paths: dict[str, str] = field(default_factory=dict[str, str])
+    """A name → the string constants of what was assigned to it, joined as a path (see `joined_constants`)."""
     memo: dict[int, frozenset[str]] = field(default_factory=dict[int, frozenset[str]])
     """Each expression's kinds, by node, while `tainted` stays as it is."""
 
@@ -122,8 +124,11 @@ def python_findings(source: str, first_line: int, shell: ShellRules) -> list[Hit
             value = node.context_expr if isinstance(node, ast.withitem) else node.value
             targets = target_names(node)
             kinds = _kinds(module, value) if value is not None else set[str]()
+            constants = joined_constants(value) if value is not None else ''
             for name in targets:
                 module.tainted.setdefault(name, set()).update(kinds)
+                if constants:
+                    module.paths[name] = constants
         module.memo.clear()
     hits: list[Hit] = []
     reads_secret = sends = 0
@@ -294,7 +299,7 @@ def _writes(module: _Module, node: ast.Call, name: str | None, line: int, source
         path = node.args[1]
     if path is None:
         return []
-    target = joined_constants(path)
+    target = module.paths.get(path.id, '') if isinstance(path, ast.Name) else joined_constants(path)
     runs = any(word in source for word in ('urlopen', 'requests.', 'b64decode', 'curl ', 'wget ', 'exec(', '/dev/tcp'))
     if AUTOSTART.search(target):
         return [

@@ -1,13 +1,12 @@
 """Scanning a skill: its `SKILL.md` (frontmatter and body) and every file a rule reads, cut into parts
 (`parts`), each part read by the rules of its kind. Nothing is run or fetched.
 
-A file's findings are kept by a digest of its text, so a library read again (a refresh, another `Skills` over the
-same folders) scans only what changed.
+A file's findings are kept by a digest of its text (`cache`), so a library read again (a refresh, another start of
+the agent) scans only what changed.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ from ..content.base import decode_text
 from ..errors import SkillError
 from ..markdown.bounded_read import read_skill_file
 from ..scripts.needs.scan import MAX_SCRIPT_BYTES
+from .cache import findings_cache
 from .dependency_rules import requirement_findings
 from .finding import Finding
 from .parts import Part, file_parts, language_of
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 __all__ = ('SKILL_FILE', 'scan_files', 'scan_skill')
 
 SKILL_FILE = 'SKILL.md'
-_CACHE_SIZE = 50_000
-_cache: dict[bytes, tuple[Hit, ...]] = {}
 _INLINE_SIGNS = (
     '|',
     '$(',
@@ -122,12 +120,11 @@ def _texts(skill: Skill[Any]) -> list[tuple[str, str]]:
 
 
 def _file_hits(path: str, text: str) -> tuple[Hit, ...]:
-    key = hashlib.blake2b(f'{path}\0{text}'.encode('utf-8', 'surrogatepass'), digest_size=16).digest()
-    hits = _cache.get(key)
+    key = findings_cache.key(path, text)
+    hits = findings_cache.get(key)
     if hits is None:
-        if len(_cache) >= _CACHE_SIZE:
-            _cache.clear()
-        hits = _cache[key] = tuple(_scan_text(path, text))
+        hits = tuple(_scan_text(path, text))
+        findings_cache.put(key, hits)
     return hits
 
 

@@ -48,6 +48,8 @@ _REVERSE_SHELL = re.compile(
     r'/dev/tcp/|/dev/udp/|\bnc\b[^\n|]*\s-e\s|\bmkfifo\b[^\n]*\bnc\b|socat\b[^\n]*exec:', re.IGNORECASE
 )
 _MAY_CONNECT = re.compile(r'/dev/[tu][cd]p|\bnc\b|socat')
+_OUTPUT_FLAG = re.compile(r'^(?:-[a-zA-Z]*[oO]|--output|--output-document|>|>>)$')
+"""Where a download or a decoder writes its file: `-o FILE`, `-sSLo FILE` (curl), `-qO FILE` (wget), `> FILE`."""
 _FETCHES = re.compile(r'curl|wget|base64|xxd|openssl|iwr|irm|aria2c|fetch', re.IGNORECASE)
 _HEREDOC = re.compile(r'<<-?\s*[\'"]?(\w+)')
 _RUNS_SOMETHING = re.compile(
@@ -215,7 +217,7 @@ def _file_fetched(state: _Text, stage: Stage, line: int, urls: list[str]) -> Non
     output = None
     if stage.downloads or stage.decodes:
         for position, arg in enumerate(args[:-1]):
-            if arg in ('-o', '--output', '-O', '--output-document', '>', '>>') and args[position + 1] != '-':
+            if _OUTPUT_FLAG.match(arg) and args[position + 1] != '-':
                 output = args[position + 1]
         if output is not None:
             state.fetched[output.rsplit('/', 1)[-1]] = (line, urls if stage.downloads else [])

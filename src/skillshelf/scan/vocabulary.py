@@ -92,18 +92,18 @@ OTHER_SKILLS = re.compile(
 """Other skills' folders, and the agent's own configuration and memory files."""
 TRIGGERS = frozenset(
     """
-    curl wget fetch http https aria2c iwr irm invoke-webrequest invoke-restmethod downloadstring base64 base32 xxd
-    uudecode openssl gpg rev rm mkfs mke2fs dd shred wipefs chmod chown crontab cron ssh aws netrc credentials
-    git-credentials cookies keychain keychains environ env printenv bashrc zshrc profile bash_profile bash_login zprofile
-    zshenv zlogin kshrc cshrc tcshrc fish launchagents launchdaemons systemd autostart hooks hookspath claude codex
-    agents cursor gemini opencode pip pip3 uv uvx poetry pipx npm npx yarn pnpm bun bunx push nc ncat netcat socat
-    telnet scp sftp rsync delete sda sdb nvme0n1 mmcblk0 disk0 authorized_keys sudoers preload tcp udp iex
-    invoke-expression eval exec source frombase64string encodedcommand security find-generic-password
+    curl wget aria2c iwr irm invoke downloadstring base64 base32 xxd uudecode openssl gpg rev rm mkfs mke2fs dd shred
+    wipefs chmod chown crontab cron ssh aws netrc credentials cookies keychain keychains environ env printenv bashrc
+    zshrc profile bash_profile bash_login zprofile zshenv zlogin kshrc cshrc tcshrc fish launchagents launchdaemons
+    systemd autostart hooks hookspath claude codex agents cursor gemini opencode pip pip3 uv uvx poetry pipx npm npx
+    yarn pnpm bun bunx push nc ncat netcat socat telnet scp sftp rsync delete preserve sda sdb nvme0n1 mmcblk0 disk0
+    authorized_keys sudoers preload tcp udp iex frombase64string encodedcommand security urlopen b64decode exec eval
+    system requests
     """.split()
 )
-"""Words (lower case, split at anything but letters, digits, `_` and `-`) one of which a line holds if any command
+"""Words (lower case, split at anything but letters, digits and `_`) one of which a line holds if any command
 rule can find something in it: checked first, as a set lookup, since most lines of code hold none."""
-_NON_WORD = str.maketrans({chr(code): ' ' for code in range(128) if not (chr(code).isalnum() or chr(code) in '_-')})
+_NON_WORD = str.maketrans({chr(code): ' ' for code in range(128) if not (chr(code).isalnum() or chr(code) == '_')})
 
 
 def worth_reading(text: str) -> bool:

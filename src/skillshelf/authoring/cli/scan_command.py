@@ -32,6 +32,7 @@ def scan(
     generic to route on. Nothing is run. Exits 1 on a critical finding."""
     from ...errors import SkillWarning
     from ...scan import scan_skill
+    from ...scan.cache import findings_cache
     from ...scan.library_rules import library_findings
     from ...sources.directory import discover
 
@@ -46,6 +47,7 @@ def scan(
             for skill in found.skills:
                 findings += scan_skill(skill)
                 summaries.append((skill.name, skill.description, skill.load_instructions(1500)))
+    findings_cache.save()
     findings += library_findings(summaries)
     shown = [finding for finding in findings if show_info or finding.severity != 'info']
     critical = sum(finding.severity == 'critical' for finding in findings)
