@@ -23,8 +23,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from skillshelf import LibraryOptions, Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
-from skillshelf.sources.directory import discover, fingerprint
 from skillshelf.scan import ScanMode
+from skillshelf.sources.directory import discover, fingerprint
 
 from hang_detector import finishes
 from reliability.ledger import case, example
@@ -263,7 +263,8 @@ def test_a_description_cannot_forge_catalog_lines(tmp_path: Path) -> None:
     write(tmp_path, 'demo', f'---\nname: demo\ndescription: {json.dumps(forged)}\n---\nBody.\n')
 
     refused, said = build(tmp_path)
-    assert refused.skills == {} and any('[prompt-override]' in text for text in said)  # the content scan sees it
+    assert refused.skills == {}
+    assert any('[prompt-override]' in text for text in said)
     library, _ = build(tmp_path, scan='off')  # and with it off, the catalog still cannot be forged
     catalog = Skills(tmp_path, scan='off').get_instructions()
 

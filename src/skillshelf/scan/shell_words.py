@@ -57,10 +57,12 @@ class Stage:
 
     @property
     def downloads(self) -> bool:
+        """Whether it fetches a URL (`curl`, `wget`, `iwr`, ...)."""
         return self.program in DOWNLOADERS
 
     @property
     def decodes(self) -> bool:
+        """Whether it turns an encoded payload back into bytes (`base64 -d`, `xxd -r`, `openssl base64 -d`, ...)."""
         flags = {arg for arg in self.args if arg.startswith('-')}
         if self.program in ('base64', 'base32'):
             return bool(flags & {'-d', '--decode', '-D', '-di', '-id'})
@@ -85,6 +87,7 @@ class Stage:
 
     @property
     def sends(self) -> bool:
+        """Whether it sends data to another machine (`curl -d/-F/-T`, `wget --post-file`, `nc`, `scp host:`, ...)."""
         if self.program == 'curl':
             upper = [arg.upper() for arg in self.args]
             return any(_CURL_SEND.match(arg) for arg in self.args) or any(
