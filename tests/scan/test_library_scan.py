@@ -183,6 +183,7 @@ def test_the_scan_command_passes_clean_skills_and_reports_library_findings(tmp_p
 
 def test_findings_are_kept_by_file_digest_so_the_next_start_reads_them(tmp_path: Path, cache_dir: Path) -> None:
     root = library(tmp_path / 'skills')
+    findings_cache.clear()  # a process that has not scanned these files yet
     built(directories=root)
     shards = list((cache_dir / 'scan').rglob('*.json'))
     assert shards, 'the findings are written beside the other caches'
