@@ -39,7 +39,7 @@ Where = Literal['script', 'markdown']
 EmbeddedPython = Callable[[str, int, Where], list[Hit]]
 """The Python rules, for code run with `python -c` (passed in, so the two rule modules need not import each other)."""
 
-_SAFE_ROOTS = re.compile(
+_PRECIOUS = re.compile(  # folders whose deletion loses a machine or a user's files, not a build's
     r'^(?:/|~|\$\{?HOME\}?|/(?:home|root|etc|usr|var|boot|bin|sbin|lib|lib64|opt|System|Users|Library|srv)|[A-Za-z]:\\?)$'
 )
 _DEVICE = re.compile(r'^/dev/(?:sd|hd|nvme|mmcblk|disk|rdisk|xvd|vd|mapper/)')
@@ -67,7 +67,9 @@ class _Text:
     fetched: dict[str, tuple[int, list[str]]] = field(default_factory=dict[str, tuple[int, list[str]]])
     """A file written by a download or a decoder → the line and the URLs (none for a decoded payload)."""
     credential_line: int = 0
+    """The first line that reads a credential store (0: none)."""
     send_line: int = 0
+    """The first line that sends data to another machine (0: none)."""
 
 
 def shell_findings(text: str, first_line: int, where: Where, python: EmbeddedPython | None = None) -> list[Hit]:
@@ -247,14 +249,14 @@ def _destructive(state: _Text, stage: Stage, line: int) -> None:
     if (
         program == 'rm'
         and ('r' in flags.lower() or '--recursive' in args)
-        and (bad := [o for o in operands if _SAFE_ROOTS.match(o)])
+        and (bad := [o for o in operands if _PRECIOUS.match(o)])
     ):
         state.hits.append((line, 'destructive', 'critical', f'deletes {bad[0]} and everything under it'))
     elif program == 'rm' and '--no-preserve-root' in args:
         state.hits.append((line, 'destructive', 'critical', 'deletes with --no-preserve-root'))
-    elif program == 'find' and operands[:1] and _SAFE_ROOTS.match(operands[0]) and ('-delete' in args or 'rm' in args):
+    elif program == 'find' and operands[:1] and _PRECIOUS.match(operands[0]) and ('-delete' in args or 'rm' in args):
         state.hits.append((line, 'destructive', 'critical', f'deletes files found under {operands[0]}'))
-    elif program in ('chmod', 'chown') and 'r' in flags.lower() and any(_SAFE_ROOTS.match(o) for o in operands[1:]):
+    elif program in ('chmod', 'chown') and 'r' in flags.lower() and any(_PRECIOUS.match(o) for o in operands[1:]):
         state.hits.append(
             (line, 'destructive', 'critical', f'changes the permissions of every file under {operands[-1]}')
         )
