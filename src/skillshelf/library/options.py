@@ -64,7 +64,8 @@ class LibraryOptions:
     `'refuse'` skips a skill with a critical finding (code fetched or decoded and run, credentials sent out, hidden
     characters or instructions, ...) with a `SkillWarning` naming each one; `'warn'` loads it and warns; `'off'` does
     not scan (for a library scanned before, by `skillshelf scan` in CI). Changed skills are scanned again when they
-    are read again. A registry's skills are not scanned at load: its `publish` scanned them."""
+    are read again; a library of 200 skills or more keeps its findings on disk by file digest, so the next start
+    scans only what changed. A registry's skills are not scanned at load: its `publish` scanned them."""
 
     def __post_init__(self) -> None:
         for option in _PATH_OPTIONS:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..ranking.cache import CACHE_MIN_SKILLS
 from ..scan import SHOWN, Finding, ScanMode, refusal, scan_skill
 from ..scan.cache import findings_cache
 from ..skill import Skill
@@ -25,16 +26,20 @@ class Screen:
     """`refuse`, `warn` or `off`."""
     flagged: list[Finding] = field(default_factory=list[Finding])
     """Critical findings of skills kept (`warn`)."""
+    scanned: int = 0
+    """Skills scanned in this read."""
 
     def done(self) -> None:
-        """The read is over: keep what was scanned for the next start (see `scan.cache`)."""
-        if self.mode != 'off':
+        """The read is over: keep what was scanned for the next start (see `scan.cache`), for a library large
+        enough that scanning it again would be felt (as its search index is kept)."""
+        if self.scanned >= CACHE_MIN_SKILLS:
             findings_cache.save()
 
     def admits(self, skill: Skill[Any], skipped: list[SkippedSkill]) -> bool:
         """Whether `skill` is taken; a refused one is added to `skipped` with every reason."""
         if self.mode == 'off':
             return True
+        self.scanned += 1
         critical = [finding for finding in scan_skill(skill) if finding.severity == 'critical']
         if not critical:
             return True
