@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from .check_command import check
+from .env_command import env
 from .eval_command import eval_command
 from .library_commands import index, list_skills, validate
 from .model_view_commands import catalog, search, show
@@ -21,7 +22,7 @@ __all__ = ('app',)
 app = typer.Typer(
     name='skillshelf',
     help='See your skills the way the model sees them: list, validate, show, catalog, search and evaluate them; '
-    'check what their scripts need; index them ahead of time.',
+    'check what their scripts need and build their environment; index them ahead of time.',
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -39,6 +40,7 @@ def _every_command(context: typer.Context) -> None:
 app.command('list')(list_skills)
 app.command()(validate)
 app.command()(check)
+app.command()(env)
 app.command()(show)
 app.command()(catalog)
 app.command()(search)
