@@ -131,19 +131,18 @@ def test_a_pdf_form_is_filled_on_the_environment(kind: str, environment: Path, t
         preapproved_programs=['python3'],
         environment=environment,
     )
+    run: dict[str, Any] = {}
     if kind == 'local':
-        workspace: AbstractCapability[Any] = capabilities(kind, tmp_path)[0]
-    else:
-        capabilities(kind, tmp_path)
-        workspace = sandbox = SkillSandbox(tmp_path / 'ws', mounts=[str(environment)])
-    agent = Agent(model.model(), capabilities=[workspace, skills])
-    if kind == 'local':
+        [workspace] = capabilities(kind, tmp_path)
         (tmp_path / 'work' / 'form.pdf').write_bytes(form)
-        result = agent.run_sync('Fill in form.pdf for Ada Lovelace of London.')
     else:
+        capabilities(kind, tmp_path)  # skips without bubblewrap
+        sandbox = SkillSandbox(tmp_path / 'ws', mounts=[str(environment)])
         backend = sandbox.workspace(conversation='c')
         anyio.run(Workspace(backend).write_bytes, 'form.pdf', form)
-        result = agent.run_sync('Fill in form.pdf for Ada Lovelace of London.', workspace=backend, conversation_id='c')
+        workspace, run = sandbox, {'workspace': backend, 'conversation_id': 'c'}
+    agent = Agent(model.model(), capabilities=[workspace, skills])
+    result = agent.run_sync('Fill in form.pdf for Ada Lovelace of London.', **run)
     assert tool_returns(result.all_messages(), 'run_skill_script') == [
         'scripts/fields.py exited with code 0.\nOutput:\n2 fields written to fields.json: full_name, city',
         'scripts/fill.py exited with code 0.\nOutput:\nfilled 2 of 2 fields into f.pdf',
@@ -164,7 +163,12 @@ def test_a_sandbox_that_does_not_show_the_environment_keeps_its_own_and_says_how
     agent = Agent(model.model(), capabilities=[SkillSandbox(tmp_path / 'ws'), skills])
     with pytest.warns(SkillWarning, match='does not show that folder') as caught:
         python, _ = where(agent)
-    assert f"SkillSandbox(python='{environment}/bin/python')" in str(caught[0].message)
+    [warned] = [str(warning.message) for warning in caught if warning.category is SkillWarning]
+    assert warned == (
+        f'Skills(environment={str(environment)!r}): the workspace that runs scripts (SkillSandbox) does not show that '
+        'folder, so scripts run on its own Python and Node packages instead: let Skills supply the sandbox (drop your '
+        f"SkillSandbox), or give it SkillSandbox(python='{environment}/bin/python')"
+    )
     assert str(environment) not in python.split('\n')[2]  # the agent's own prefix, not the environment's
 
 
