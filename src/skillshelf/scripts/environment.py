@@ -29,7 +29,7 @@ class SkillEnvironment:
     """A skills' environment on this machine (see the module docstring)."""
 
     folder: str
-    """Its folder, absolute (a virtual environment: `bin/python`, `pyvenv.cfg`)."""
+    """Its folder, absolute, links resolved (a virtual environment: `bin/python`, `pyvenv.cfg`)."""
 
     @property
     def python(self) -> str:
@@ -55,7 +55,7 @@ class SkillEnvironment:
                 f'the skills environment {os.fspath(path)!r} is not a virtual environment (no bin/python and '
                 'pyvenv.cfg there): make it with `skillshelf env SKILLS_DIR --venv FOLDER`, then name that folder'
             )
-        return cls(os.path.normpath(str(folder)))
+        return cls(os.path.realpath(folder))  # as sandboxes mount it (`sandbox.bubblewrap.host_path`)
 
 
 def node_modules_beside(python: str) -> str | None:

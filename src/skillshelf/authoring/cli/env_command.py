@@ -138,7 +138,7 @@ def _print_outcome(outcome: Outcome, system: bool) -> None:
         if step.failed:
             console.print(f'Could not install {step.what}: {", ".join(step.failed)}', style='bold red', markup=False)
             console.print(Text(step.error, 'red'))
-    if not outcome.steps or not any(step.installed for step in outcome.steps):
+    if not any(step.installed or step.failed for step in outcome.steps):
         console.print('Nothing to install: the environment had everything it could be given.')
     lacking = [(result.skill.name, item) for result in outcome.results for item in result.checked if item.counts]
     if lacking:
