@@ -26,6 +26,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLimitError, WorkspaceTimeoutError
 
 from .._text import shown
+from ..scripts.environment import SkillEnvironment, shell_setup
 from ..scripts.errors import WorkspaceFullError
 from ..scripts.limits import ScriptLimits
 from ..scripts.materialise import SKILLS_FOLDER
@@ -50,8 +51,11 @@ class _Refused(Exception):
     """A file call that cannot go on; the message is for the model."""
 
 
-def build_file_toolset(capability_id: str, limits: ScriptLimits) -> FunctionToolset[Any]:
-    """The toolset holding the file tools and `run_command` (see the module docstring)."""
+def build_file_toolset(
+    capability_id: str, limits: ScriptLimits, environment: SkillEnvironment | None = None
+) -> FunctionToolset[Any]:
+    """The toolset holding the file tools and `run_command` (see the module docstring), whose commands find the
+    skills' `environment` first where the workspace shows it."""
     toolset = FunctionToolset[Any](id=f'{capability_id}.files', max_retries=3)
     tag = meta_tool_tag(capability_id, Operation.FILES)
 
@@ -139,7 +143,8 @@ def build_file_toolset(capability_id: str, limits: ScriptLimits) -> FunctionTool
             command: The command line, as for `sh -c`.
         """
         try:
-            done = await ctx.workspace.run(command, shell=True, timeout=limits.timeout)
+            setup = await shell_setup(ctx.workspace, environment)
+            done = await ctx.workspace.run(setup + command, shell=True, timeout=limits.timeout)
         except WorkspaceTimeoutError:
             return f'The command was stopped after {limits.timeout:g} s: {stopped_at_time_limit(contained(ctx.workspace))}.'
         except WorkspaceOutputLimitError:

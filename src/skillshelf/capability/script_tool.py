@@ -10,9 +10,11 @@ Whatever happens, the model gets a plain report to carry on with.
 from __future__ import annotations
 
 import asyncio
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from pydantic_ai import RunContext
@@ -24,6 +26,7 @@ from ..content import safe_relative_path
 from ..errors import ResourceError, ScriptError, SkillError
 from ..library import SkillLibrary
 from ..scripts.distributions import distribution_of
+from ..scripts.environment import SkillEnvironment
 from ..scripts.errors import WorkspaceFullError
 from ..scripts.limits import ScriptLimits
 from ..scripts.materialise import copy_skill
@@ -82,11 +85,19 @@ class ScriptOptions:
     script_limits: ScriptLimits = field(default_factory=ScriptLimits)
     """How long a run (script or command) may take and how much of its output the model sees, in any workspace. What
     it may use of the machine is the workspace's: `SkillSandbox(limits=SandboxLimits(...))`."""
+    environment: str | Path | None = None
+    """The skills' environment (`skillshelf env SKILLS_DIR --venv FOLDER` makes it): its folder, or its interpreter.
+    Scripts run on its Python, with its Node packages on `NODE_PATH`, in every workspace that shows it: a
+    `LocalWorkspace`, the `SkillSandbox` `Skills` supplies (which runs on it), a sandbox that mounts it; another
+    workspace keeps its own, with a `SkillWarning`. Default: none (the agent's own interpreter)."""
     file_tools: bool = False
     """Give the model `read_file`, `write_file`, `edit_file`, `list_files` and `run_command` on the run's workspace
     (see `file_tools`), for an agent without file tools of its own. `run_command` waits for approval unless a loaded
     trusted skill's `allowed-tools` or `preapproved_programs` allows the command; when the agent cannot take
     approvals, it runs unasked in a workspace that isolates the host and is refused in one that does not."""
+
+    skill_environment: SkillEnvironment | None = field(default=None, init=False, repr=False, compare=False)
+    """The `environment` option, checked."""
 
     @property
     def workspace(self) -> bool:
@@ -100,6 +111,10 @@ class ScriptOptions:
         if not isinstance(cast(object, self.script_approval), (bool, type(None))):
             raise SkillError(f'the `script_approval` option must be true, false or null, not {self.script_approval!r}')
         object.__setattr__(self, 'preapproved_programs', _program_names(self.preapproved_programs))
+        if not isinstance(cast(object, self.environment), (str, os.PathLike, type(None))):
+            raise SkillError(f'the `environment` option must be a folder, not {self.environment!r}')
+        if self.environment is not None:
+            object.__setattr__(self, 'skill_environment', SkillEnvironment.at(self.environment))
         limits = cast(object, self.script_limits)
         if isinstance(limits, Mapping):  # from an agent spec
             try:
@@ -130,10 +145,15 @@ def _program_names(value: object) -> tuple[str, ...]:
 
 
 def build_script_toolset(
-    library: SkillLibrary, capability_id: str, limits: ScriptLimits, search_offered: Callable[[], bool] = lambda: True
+    library: SkillLibrary,
+    capability_id: str,
+    limits: ScriptLimits,
+    search_offered: Callable[[], bool] = lambda: True,
+    environment: SkillEnvironment | None = None,
 ) -> FunctionToolset[Any]:
-    """The toolset holding `run_skill_script`, which runs scripts in the run's workspace within `limits`
-    (`search_offered`: whether the model has `search_skills` now, for the hint of an unknown name)."""
+    """The toolset holding `run_skill_script`, which runs scripts in the run's workspace within `limits`, on the
+    skills' `environment` where the workspace shows it (`search_offered`: whether the model has `search_skills` now,
+    for the hint of an unknown name)."""
     toolset = FunctionToolset[Any](id=f'{capability_id}.scripts', max_retries=3)
 
     @toolset.tool(metadata=meta_tool_tag(capability_id, Operation.RUN))
@@ -160,7 +180,7 @@ def build_script_toolset(
         skill = library.get(name)
         if skill is None:
             return unknown_skill_message(library, name, search_offered())
-        return await run_script(ctx.workspace, skill, script, args or [], files or {}, limits)
+        return await run_script(ctx.workspace, skill, script, args or [], files or {}, limits, environment)
 
     return toolset
 
@@ -172,9 +192,10 @@ async def run_script(
     args: list[str],
     files: dict[str, str],
     limits: ScriptLimits,
+    environment: SkillEnvironment | None = None,
 ) -> str:
-    """Run `requested`, a script of `skill`, in `workspace` with `args`, after writing `files` there; the report for
-    the model (see `report`)."""
+    """Run `requested`, a script of `skill`, in `workspace` with `args`, after writing `files` there, on the skills'
+    `environment` where the workspace shows it; the report for the model (see `report`)."""
     if not workspace.attached:
         return (
             f'Cannot run {shown(requested)}: this run has no workspace to run scripts in. Tell the user that the agent '
@@ -189,8 +210,8 @@ async def run_script(
         first_line = await asyncio.to_thread(_first_line, skill, found)
         copied = await copy_skill(workspace, skill)
         await _write_inputs(workspace, files)
-        python = await python_for(workspace)
-        node_path = await node_path_for(workspace) if may_run_node(found, first_line) else None
+        python = await python_for(workspace, environment)
+        node_path = await node_path_for(workspace, environment) if may_run_node(found, first_line) else None
         argv, env = script_command(found, copied.folder, first_line, args, python, node_path)
         result = await _run(workspace, argv, env, limits)
     except (ResourceError, ScriptError) as error:

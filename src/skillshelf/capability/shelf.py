@@ -8,6 +8,7 @@ engines need toolsets that exist when the agent is built, with stable ids).
 from __future__ import annotations
 
 import asyncio
+import functools
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pydantic_ai.workspaces import Workspace, WorkspaceError
 from ..errors import SkillWarning
 from ..library import SkillLibrary
 from ..library.collection import check_tool_names
+from ..scripts.environment import SkillEnvironment
 from ..scripts.lacking import lacking_note, workspace_lacks
 from ..scripts.materialise import Copied, copy_skill
 from ..skill import Skill
@@ -104,11 +106,23 @@ class Shelf:
         )
         self.workspace_toolsets = (
             *(
-                [build_script_toolset(self.library, self.capability_id, scripts.script_limits, self.offers_search)]
+                [
+                    build_script_toolset(
+                        self.library,
+                        self.capability_id,
+                        scripts.script_limits,
+                        self.offers_search,
+                        scripts.skill_environment,
+                    )
+                ]
                 if scripts.scripts
                 else []
             ),
-            *([build_file_toolset(self.capability_id, scripts.script_limits)] if scripts.file_tools else []),
+            *(
+                [build_file_toolset(self.capability_id, scripts.script_limits, scripts.skill_environment)]
+                if scripts.file_tools
+                else []
+            ),
         )
         self.toolset = ShelfToolset[Any](
             [
@@ -135,7 +149,8 @@ class Shelf:
     @property
     def lacks(self) -> Lacks | None:
         """With scripts on, what the run's workspace lacks for a loaded skill's scripts (see `note_lacks`)."""
-        return note_lacks if self.options.scripts.scripts else None
+        scripts = self.options.scripts
+        return functools.partial(note_lacks, environment=scripts.skill_environment) if scripts.scripts else None
 
     def sync(self) -> None:
         """Catch up with a library check (this run's or a concurrent run's) that replaced the skills: render the
@@ -189,9 +204,10 @@ async def place_skill(workspace: Workspace, skill: Skill[Any]) -> Copied | None:
         return None
 
 
-async def note_lacks(workspace: Workspace, skill: Skill[Any]) -> str:
-    """The note on what `workspace` lacks for `skill`'s scripts (see `scripts.lacking`), `''` for nothing."""
-    return lacking_note(await workspace_lacks(workspace, skill))
+async def note_lacks(workspace: Workspace, skill: Skill[Any], environment: SkillEnvironment | None = None) -> str:
+    """The note on what `workspace` lacks for `skill`'s scripts, on the skills' `environment` where the workspace
+    shows it (see `scripts.lacking`), `''` for nothing."""
+    return lacking_note(await workspace_lacks(workspace, skill, environment))
 
 
 def _skill_toolset(

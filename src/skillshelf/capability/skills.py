@@ -133,6 +133,8 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Programs whose simple commands and scripts run without asking (`ScriptOptions.preapproved_programs`)."""
     script_limits: ScriptLimits = field(default_factory=ScriptLimits)
     """Limits of a script run (`ScriptOptions.script_limits`)."""
+    environment: str | Path | None = None
+    """The skills' environment every workspace runs scripts on (`ScriptOptions.environment`)."""
     file_tools: bool = False
     """File tools and shell commands on the workspace (`ScriptOptions.file_tools`)."""
 
@@ -204,7 +206,9 @@ class Skills(AbstractCapability[AgentDepsT]):
         from ..sandbox import SandboxLimits, SkillSandbox  # the sandbox annex, only for an agent with no workspace
 
         bound = copy.copy(self)
-        bound._sandbox = SkillSandbox(limits=SandboxLimits(**moved))
+        environment = options.skill_environment
+        python = environment.python if environment is not None else None
+        bound._sandbox = SkillSandbox(limits=SandboxLimits(**moved), python=python)
         return bound
 
     def get_workspace(self, ctx: RunContext[AgentDepsT], *, ref: WorkspaceRef | None) -> WorkspaceBackend | None:

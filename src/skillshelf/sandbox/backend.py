@@ -36,6 +36,7 @@ from pydantic_ai.workspaces import (
     WorkspaceUnavailableError,
 )
 
+from ..scripts.environment import node_modules_beside
 from . import seccomp
 from .bubblewrap import WORKSPACE_MOUNT, Layout, bwrap_command, host_path, interpreter_mounts
 from .errors import SandboxBrokenError, WorkspaceFullError
@@ -349,6 +350,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
             etc=str(place.etc),
             read_only=tuple(mounts),
             path_first=(bin_folder,),
+            node_path=tuple(filter(None, [node_modules_beside(python)])),
             uid=place.uid,
             network=self._sandbox.network,
         )

@@ -10,7 +10,8 @@ Inside the sandbox:
 - `/etc` holds the sandbox's own `hosts` (so `localhost` resolves), `passwd` and `group`, and, read-only, the host's
   public system configuration that installed programs read (`system.SYSTEM_CONFIGURATION`: LibreOffice's, fonts,
   `alternatives`, certificate authorities...), never its secrets;
-- npm's global packages (`npm root -g`) are on `NODE_PATH`, shown read-only, so a script can `require` them;
+- npm's global packages (`npm root -g`) are on `NODE_PATH`, shown read-only, so a script can `require` them, after
+  those of the Python's environment (`<environment>/node/node_modules`, see `scripts.environment`);
 - there is no network but the loopback interface (a new network namespace) unless the sandbox allows it, no other
   process is visible (a new PID namespace), and the environment holds only `PATH`, `HOME`, `TMPDIR`, `LANG` and
   `NODE_PATH` and what the command adds;
@@ -65,6 +66,9 @@ class Layout:
     """Host paths mounted read-only at their own path (Python installations, the sandbox's `mounts`)."""
     path_first: tuple[str, ...] = ()
     """Folders put before the system ones on `PATH` (the chosen Python's `bin`)."""
+    node_path: tuple[str, ...] = ()
+    """Folders put before npm's global one on `NODE_PATH` (the Node packages of the chosen Python's environment, see
+    `scripts.environment`)."""
     uid: int | None = None
     """The user commands run as; `None` runs them as the agent's user in a user namespace."""
     network: bool = False
@@ -92,10 +96,13 @@ def bwrap_command(
     environment = ['--clearenv']
     base = {'PATH': ':'.join([*layout.path_first, _PATH]), 'HOME': HOME, 'TMPDIR': '/tmp', 'LANG': 'C.UTF-8'}
     read_only = layout.read_only
+    node_path = list(layout.node_path)
     if (node_modules := global_node_modules()) is not None:
-        base['NODE_PATH'] = node_modules
+        node_path.append(node_modules)
         if not _within_system(node_modules):  # an npm prefix configured outside /usr
             read_only = (*read_only, node_modules)
+    if node_path:
+        base['NODE_PATH'] = ':'.join(node_path)
     for name, value in {**base, **(env or {})}.items():
         environment += ['--setenv', name, value]
     # the private /tmp first: a read-only mount under /tmp (a prepared environment there) is laid over it, not hidden;

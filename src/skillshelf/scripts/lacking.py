@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic_ai.workspaces import Workspace, WorkspaceError
 
 from ..skill import Skill
+from .environment import SkillEnvironment
 from .needs.model import Need
 from .needs.scan import scan_skill
 from .python import python_for
@@ -60,8 +61,11 @@ class Lack:
     """The skill's files that need it."""
 
 
-async def workspace_lacks(workspace: Workspace, skill: Skill[Any]) -> list[Lack]:
-    """What `workspace` lacks of what `skill`'s scripts need, asked in one command; `[]` when it cannot tell."""
+async def workspace_lacks(
+    workspace: Workspace, skill: Skill[Any], environment: SkillEnvironment | None = None
+) -> list[Lack]:
+    """What `workspace` lacks of what `skill`'s scripts need (Python modules asked of the skills' `environment`
+    where the workspace shows it), asked in one command; `[]` when it cannot tell."""
     needs = await _needs(skill)
     programs = [need for need in needs if need.kind == 'command']
     modules = [(need, name) for need in needs for name in _import_names(need)]
@@ -70,7 +74,7 @@ async def workspace_lacks(workspace: Workspace, skill: Skill[Any]) -> list[Lack]
     if not asked_programs and not asked_modules:
         return []
     try:
-        python = await python_for(workspace)
+        python = await python_for(workspace, environment)
         argv = ['sh', '-c', _PROBE, 'sh', python, *asked_programs[:MAX_ASKED], '--', *asked_modules[:MAX_ASKED]]
         done = await workspace.run(argv, timeout=PROBE_TIMEOUT)
     except (WorkspaceError, OSError, ValueError):

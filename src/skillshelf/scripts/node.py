@@ -4,7 +4,7 @@ Node does not look in npm's global folder by itself: a script that does `require
 `npm install -g pptxgenjs` fails with "Cannot find module" unless `NODE_PATH` names that folder (`npm root -g`).
 Skills' node and shell scripts get it set where the workspace shows that folder (a `LocalWorkspace`, a sandbox on
 this machine; see `node_path_for`), and every command in `SkillSandbox` has it (the sandbox shows the folder
-read-only).
+read-only). With a skills' environment (`environment`), its Node packages come first.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import shutil
 import subprocess
 
 from pydantic_ai.workspaces import Workspace
+
+from .environment import SkillEnvironment
 
 __all__ = ('global_node_modules', 'node_path_for')
 
@@ -43,10 +45,11 @@ def global_node_modules() -> str | None:
     return folder
 
 
-async def node_path_for(workspace: Workspace) -> str | None:
-    """`NODE_PATH` for a skill's script in `workspace`: this machine's global npm folder if the workspace sees it
-    (a workspace elsewhere has its own, or none), else `None`."""
+async def node_path_for(workspace: Workspace, environment: SkillEnvironment | None = None) -> str | None:
+    """`NODE_PATH` for a skill's script in `workspace`: the skills' `environment`'s Node packages and this machine's
+    global npm folder, those the workspace sees (a workspace elsewhere has its own, or none); `None` for neither."""
+    folders = [environment.node_modules] if environment is not None else []
     folder = await asyncio.to_thread(global_node_modules)
-    if folder is None or not await workspace.exists(folder):
-        return None
-    return folder
+    folders += [folder] if folder is not None else []
+    seen = [folder for folder in folders if await workspace.exists(folder)]
+    return os.pathsep.join(seen) if seen else None

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
 
 from ..errors import SkillWarning
 from ..scripts.distributions import distribution_of
+from .environment import SkillEnvironment
 
 __all__ = ('WorkspaceKind', 'describe_workspace', 'missing_module_warning', 'python_for', 'workspace_layers_of')
 
 _FELL_BACK: set[tuple[str, str]] = set()
-"""The workspaces (by description) already warned that scripts run on their `python3`: once per process each."""
+"""The workspaces (by description) already warned that scripts run on their `python3`, or do not show the skills'
+environment: once per process each."""
 
 
 @dataclass(frozen=True)
@@ -61,28 +64,57 @@ def describe_workspace(workspace: Workspace) -> WorkspaceKind:
     return WorkspaceKind('other', type(backend).__name__)
 
 
-async def python_for(workspace: Workspace) -> str:
-    """The command that runs Python in `workspace`: the interpreter its backend offers (skillshelf's sandbox); a
-    workspace that can see the agent's own interpreter (a local one, a sandbox on this machine) uses that; anything
-    else its `python3`, and the developer is told once (its packages are not the agent's)."""
-    if isinstance(offered := _offered(workspace.backend, 'python'), str):
+async def python_for(workspace: Workspace, environment: SkillEnvironment | None = None) -> str:
+    """The command that runs Python in `workspace`: the skills' `environment`'s interpreter where the workspace shows
+    it (else the developer is told once); the interpreter its backend offers (skillshelf's sandbox); a workspace that
+    can see the agent's own interpreter (a local one, a sandbox on this machine) uses that; anything else its
+    `python3`, and the developer is told once (its packages are not the agent's)."""
+    offered = _offered(workspace.backend, 'python')
+    if environment is not None:
+        if offered == environment.python or await workspace.exists(environment.python):
+            return environment.python
+        _warn_once(workspace, environment.folder, _unseen_environment, environment)
+    if isinstance(offered, str):
         return offered
     if await workspace.exists(sys.executable):
         return sys.executable
-    described = describe_workspace(workspace)
-    key = (described.label, sys.executable)
-    if key not in _FELL_BACK:
-        _FELL_BACK.add(key)
-        warnings.warn(
-            SkillWarning(
-                f'run_skill_script runs Python scripts with the `python3` of the workspace ({described.label}): the '
-                f"agent's interpreter ({sys.executable}) is not visible there, so scripts get that python3's "
-                "packages, not the agent's. Install what the skills need for it (`skillshelf check` lists it), or "
-                'make the interpreter visible in the workspace'
-            ),
-            stacklevel=3,
-        )
+    _warn_once(workspace, sys.executable, _own_python_unseen)
     return 'python3'
+
+
+def _warn_once(workspace: Workspace, key: str, message: Callable[..., str], *args: object) -> None:
+    described = describe_workspace(workspace)
+    if (described.label, key) not in _FELL_BACK:
+        _FELL_BACK.add((described.label, key))
+        warnings.warn(SkillWarning(message(described, *args)), stacklevel=4)
+
+
+def _own_python_unseen(described: WorkspaceKind) -> str:
+    return (
+        f'run_skill_script runs Python scripts with the `python3` of the workspace ({described.label}): the '
+        f"agent's interpreter ({sys.executable}) is not visible there, so scripts get that python3's "
+        "packages, not the agent's. Install what the skills need for it (`skillshelf check` lists it), or "
+        'make the interpreter visible in the workspace'
+    )
+
+
+def _unseen_environment(described: WorkspaceKind, environment: SkillEnvironment) -> str:
+    if described.kind == 'offers-python':
+        remedy = (
+            f'let Skills supply the sandbox (drop your {described.label}), or give it '
+            f'{described.label}(python={environment.python!r})'
+        )
+    elif described.kind == 'local':
+        remedy = 'make the folder readable by the agent'
+    else:
+        remedy = (
+            f'mount {environment.folder} in it read-only at the same path, or, for a remote sandbox, build its image '
+            'with `skillshelf env --dockerfile` and name the folder it has there'
+        )
+    return (
+        f'Skills(environment={environment.folder!r}): the workspace that runs scripts ({described.label}) does not '
+        f'show that folder, so scripts run on its own Python and Node packages instead: {remedy}'
+    )
 
 
 def missing_module_warning(skill: str, script: str, module: str, workspace: Workspace, python: str) -> SkillWarning:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from .check_command import check
+from .env_command import env
 from .eval_command import eval_command
 from .library_commands import index, list_skills, validate
 from .model_view_commands import catalog, search, show
@@ -22,7 +23,7 @@ __all__ = ('app',)
 app = typer.Typer(
     name='skillshelf',
     help='See your skills the way the model sees them: list, validate, show, catalog, search and evaluate them; '
-    'check what their scripts need and scan what they contain; index them ahead of time.',
+    'check what their scripts need, build their environment and scan what they contain; index them ahead of time.',
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -41,6 +42,7 @@ app.command('list')(list_skills)
 app.command()(validate)
 app.command()(check)
 app.command()(scan)
+app.command()(env)
 app.command()(show)
 app.command()(catalog)
 app.command()(search)

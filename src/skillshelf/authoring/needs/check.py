@@ -5,7 +5,8 @@ By default the environment is `SkillSandbox`'s: its interpreter (`SkillSandbox(p
 and the programs a sandboxed command finds, on the sandbox's `PATH`, among the host paths it shows, with the system
 configuration under `/etc` they reach through links (LibreOffice's `/etc/libreoffice`: see `system_links`). With
 `local`, it is a `LocalWorkspace`'s: the same interpreter, and this machine's `PATH`. Node packages are looked for in
-npm's global folder (`npm root -g`), which both put on `NODE_PATH` for scripts.
+the interpreter's skills environment (`<environment>/node/node_modules`, what `skillshelf env` installs) and in npm's
+global folder (`npm root -g`), which both put on `NODE_PATH` for scripts.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, cast
 from ...errors import SkillError
 from ...sandbox.bubblewrap import command_path, visible_paths
 from ...scripts.distributions import install_hint
+from ...scripts.environment import node_modules_beside
 from ...scripts.needs.model import Checked, Need, SkillNeeds
 from ...scripts.node import global_node_modules
 from .system_links import configuration_of
@@ -155,7 +157,7 @@ def _check(
     if need.kind == 'package':
         return _package(need, answer['packages'].get(need.spec, {}), facts)
     if need.kind == 'node-package':
-        return _node_package(need)
+        return _node_package(need, environment)
     if need.kind == 'python':
         satisfied = answer['pythons'].get(need.spec)
         if satisfied is None:
@@ -231,20 +233,23 @@ def _configured(need: Need, found: str, environment: Environment) -> Checked:
     return Checked(need, 'ok', found + (f' (with {", ".join(shown)}, shown read-only)' if shown else ''))
 
 
-def _node_package(need: Need) -> Checked:
-    folder = global_node_modules()
+def _node_package(need: Need, environment: Environment) -> Checked:
+    own = node_modules_beside(environment.python)
+    folders = [folder for folder in (own, global_node_modules()) if folder is not None]
     hint = f'npm install -g {need.name}'
-    if folder is None:
+    for folder in folders:
+        try:
+            manifest: object = json.loads(Path(folder, need.name, 'package.json').read_text(encoding='utf-8'))
+        except (OSError, ValueError):
+            continue
+        version = cast('dict[str, object]', manifest).get('version') if isinstance(manifest, dict) else None
+        shown = f'{need.name} {version}' if isinstance(version, str) else need.name
+        return Checked(need, 'ok', f'{shown} ({folder})')
+    if not folders:
         return Checked(
             need, 'missing', 'no npm here, so no globally installed Node packages', f'install npm, then {hint}'
         )
-    try:
-        manifest: object = json.loads(Path(folder, need.name, 'package.json').read_text(encoding='utf-8'))
-    except (OSError, ValueError):
-        return Checked(need, 'missing', f'not installed in {folder}', hint)
-    version = cast('dict[str, object]', manifest).get('version') if isinstance(manifest, dict) else None
-    shown = f'{need.name} {version}' if isinstance(version, str) else need.name
-    return Checked(need, 'ok', f'{shown} ({folder})')
+    return Checked(need, 'missing', f'not installed in {" or ".join(folders)}', hint)
 
 
 def _not_in_stdlib(version: str) -> str:
