@@ -7,7 +7,8 @@ command), on real agent runs in real bubblewrap:
   sentence, and the workspace can still be cleaned and deleted;
 - a command whose processes together (with a file in `/dev/shm`) use more memory than one command may, each of them
   within the per-process limits, is stopped and the model is told; where this machine offers no memory cgroup the
-  test says why it skips, and an agent without one (an ordinary user) learns why and runs commands all the same.
+  test says why it skips, and an agent without one (an ordinary user) learns why; there the filter refuses memory
+  no process holds (`memfd_create`, `shmget`), while POSIX shared memory in `/dev/shm` works.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ import pytest
 from pydantic_ai import Agent
 
 from skillshelf import SandboxLimits, ScriptLimits, Skills, SkillSandbox
-from skillshelf.sandbox import memory
+from skillshelf.sandbox import memory, seccomp
 
 from reliability.ledger import case
 from sandbox_support import needs_bwrap
@@ -193,3 +195,38 @@ def test_an_agent_that_may_make_no_memory_group_learns_why(tmp_path: Path) -> No
     reason = done.stdout.strip()
     assert reason != 'None'
     assert 'cannot make a group' in reason or 'memory controller' in reason, reason
+
+
+OUTSIDE = """import ctypes, os
+from multiprocessing import shared_memory
+try:
+    os.memfd_create('held')
+    print('memfd_create: allowed')
+except OSError as error:
+    print('memfd_create:', os.strerror(error.errno))
+libc = ctypes.CDLL(None, use_errno=True)
+print('shmget:', 'allowed' if libc.shmget(0, 1 << 20, 0o1600) >= 0 else os.strerror(ctypes.get_errno()))
+shared = shared_memory.SharedMemory(create=True, size=1 << 20)
+shared.buf[0] = 1
+shared.close()
+shared.unlink()
+print('/dev/shm: works')
+"""
+
+
+@pytest.mark.parametrize('capped', [True, False])
+def test_without_a_memory_group_memory_no_process_holds_is_refused(capped: bool) -> None:
+    fd = seccomp.filter_pipe(memory_capped=capped)
+    if fd is None:
+        pytest.skip('no seccomp filter is known for this machine')
+    try:
+        done = subprocess.run(
+            ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', '/dev/shm', '--unshare-ipc', '--seccomp',
+             str(fd), '--', sys.executable, '-c', OUTSIDE],
+            capture_output=True, text=True, pass_fds=(fd,), timeout=60,
+        )  # fmt: skip
+    finally:
+        os.close(fd)
+    refused = 'Function not implemented'
+    expected = ('allowed', 'allowed') if capped else (refused, refused)
+    assert done.stdout == f'memfd_create: {expected[0]}\nshmget: {expected[1]}\n/dev/shm: works\n', done.stderr

@@ -286,7 +286,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         limits = self._sandbox.limits
         if room is not None:  # no one file may take more than the room the workspace has left
             limits = dataclasses.replace(limits, max_file_bytes=max(1, min(limits.max_file_bytes, room)))
-        filter_fd = seccomp.filter_pipe()
+        filter_fd = seccomp.filter_pipe(memory_capped=memory is not None)
         command = bwrap_command(self._sandbox.bwrap, layout, limits, argv, env, filter_fd)
         if memory is not None:
             command = memory.enter(command)

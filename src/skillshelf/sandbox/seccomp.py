@@ -14,6 +14,10 @@ Each refusal keeps disk space where the workspace's size watch (see `usage`) can
 - `io_uring` fails with `ENOSYS` (as on a kernel without it): it can reserve blocks and open files without the
   system calls above.
 
+Where a command has no memory cgroup (see `memory`), `memfd_create` and System V shared memory (`shmget`) fail with
+`ENOSYS` too: their memory is in no process's address space and no size-capped folder, so nothing else would bound
+it (a process could hold as many 64 MiB `memfd` files as it may open files); programs fall back to `/dev/shm`.
+
 The filter is a classic BPF program, built here (no libseccomp) for x86-64 (with its 32-bit and x32 system calls)
 and 64-bit ARM (with 32-bit ARM); on other machines `program()` gives none and only the watch holds the limit.
 bubblewrap loads it (`--seccomp FD`) just before the command starts.
@@ -51,29 +55,35 @@ class _Calls:
 
     fallocate: int
     openat: int
-    open: int | None = None
+    open: int | None
     """`open` (64-bit ARM has only `openat`)."""
+    unbounded_memory: tuple[int, ...]
+    """`memfd_create`, `shmget` (and 32-bit x86's `ipc`, which multiplexes it)."""
     x32: bool = False
     """Whether x32 numbers (with `_X32_BIT`) are folded in."""
 
 
 _ARCHITECTURES = {  # by machine, then by audit architecture
-    'x86_64': {0xC000003E: _Calls(285, 257, 2, x32=True), 0x40000003: _Calls(324, 295, 5)},
-    'aarch64': {0xC00000B7: _Calls(47, 56), 0x40000028: _Calls(352, 322, 5)},
+    'x86_64': {
+        0xC000003E: _Calls(285, 257, 2, (319, 29), x32=True),
+        0x40000003: _Calls(324, 295, 5, (356, 395, 117)),
+    },
+    'aarch64': {0xC00000B7: _Calls(47, 56, None, (279, 194)), 0x40000028: _Calls(352, 322, 5, (385, 307))},
 }
 
 _Record = tuple[int, int, int, int]
 
 
-def program() -> bytes | None:
-    """The filter for this machine, as `struct sock_filter` records; `None` where it is not known."""
+def program(memory_capped: bool = True) -> bytes | None:
+    """The filter for this machine, as `struct sock_filter` records, for a command whose memory a cgroup caps or not
+    (then memory outside any process is refused too); `None` where the machine is not known."""
     architectures = _ARCHITECTURES.get(platform.machine())
     if architectures is None:
         return None
     # Layout: load the architecture; one jump per known one to its section; any other architecture gets ENOSYS
     # for every call (a binary of an unexpected kind can do nothing); each section loads the call's number, refuses
     # the listed ones, and looks at the flags of the opening ones.
-    sections = [_section(calls) for calls in architectures.values()]
+    sections = [_section(calls, memory_capped) for calls in architectures.values()]
     head: list[_Record] = [(_LOAD_WORD, 0, 0, _ARCH)]
     offset = 1  # the return for an unknown architecture, after the jumps
     for index, arch in enumerate(architectures):
@@ -84,9 +94,11 @@ def program() -> bytes | None:
     return b''.join(struct.pack('=HBBI', *record) for record in records)
 
 
-def _section(calls: _Calls) -> list[_Record]:
-    """One architecture's part: refuse `fallocate`, `openat2` and `io_uring`, and `O_TMPFILE` in an open's flags."""
-    refused = [(calls.fallocate, errno.EOPNOTSUPP), (_OPENAT2, errno.ENOSYS), *((n, errno.ENOSYS) for n in _IO_URING)]
+def _section(calls: _Calls, memory_capped: bool) -> list[_Record]:
+    """One architecture's part: refuse `fallocate`, `openat2` and `io_uring` (and the memory no process holds, unless
+    `memory_capped`), and `O_TMPFILE` in an open's flags."""
+    unsupported = (*_IO_URING, _OPENAT2, *(() if memory_capped else calls.unbounded_memory))
+    refused = [(calls.fallocate, errno.EOPNOTSUPP), *((number, errno.ENOSYS) for number in unsupported)]
     flagged = [(number, argument) for number, argument in ((calls.open, 1), (calls.openat, 2)) if number is not None]
     returns: list[_Record] = [(_RETURN, 0, 0, _ERRNO | error) for _, error in refused]
     checks: list[_Record] = []
@@ -108,17 +120,18 @@ def _section(calls: _Calls) -> list[_Record]:
     return [*section, (_RETURN, 0, 0, _ALLOW), *returns, *checks]
 
 
-def filter_pipe() -> int | None:
-    """A pipe's read end holding the filter (see `program`), for bubblewrap's `--seccomp`, or `None` on a machine
-    without one."""
-    if _PROGRAM is None:
+def filter_pipe(memory_capped: bool) -> int | None:
+    """A pipe's read end holding the filter (see `program`) for a command whose memory a cgroup caps or not, for
+    bubblewrap's `--seccomp`; `None` on a machine without one."""
+    filter_program = _PROGRAMS[memory_capped]
+    if filter_program is None:
         return None
     read, write = os.pipe()
     try:
-        os.write(write, _PROGRAM)  # a few hundred bytes: the pipe takes them without a reader
+        os.write(write, filter_program)  # a few hundred bytes: the pipe takes them without a reader
     finally:
         os.close(write)
     return read
 
 
-_PROGRAM = program()
+_PROGRAMS = {capped: program(capped) for capped in (True, False)}
