@@ -151,7 +151,7 @@ async def main() -> None:
     print('| memory cgroup | what the command held | MemAvailable fell by |')
     print('|---|---|---|')
     make = memory.CommandGroup.make
-    memory.CommandGroup.make = classmethod(lambda cls, limit: None)
+    memory.CommandGroup.make = classmethod(lambda cls, limit: None)  # pyright: ignore[reportAttributeAccessIssue]
     try:
         said, fell = await one_command(limits, options.seconds)
     finally:

@@ -73,9 +73,11 @@ class CommandGroup:
 
     def enter(self, argv: list[str]) -> list[str]:
         """`argv` started in this group: a shell joins it, then becomes the command, so every process it starts is
-        in it from the first. A shell that cannot join fails, and the command does not run uncapped."""
+        in it from the first. A shell that cannot join fails as bubblewrap fails (`SandboxBrokenError`), and the
+        command does not run uncapped."""
         procs = shlex.quote(str(self.path / 'cgroup.procs'))
-        return ['/bin/sh', '-c', f'echo $$ > {procs} && exec "$@"', 'sh', *argv]
+        failed = "{ echo 'bwrap: cannot join the memory cgroup of the command' >&2; exit 1; }"  # said as bubblewrap's
+        return ['/bin/sh', '-c', f'echo $$ 2>/dev/null > {procs} || {failed}; exec "$@"', 'sh', *argv]
 
     def exceeded(self) -> bool:
         """Whether the kernel has killed a process of this group for passing its limit."""
