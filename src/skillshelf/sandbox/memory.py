@@ -22,6 +22,7 @@ import functools
 import itertools
 import os
 import shlex
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,8 +99,13 @@ class CommandGroup:
 
         return either
 
-    def remove(self) -> None:
-        """Remove the group (its processes have ended; one still exiting leaves it for a later command to remove)."""
+    def remove(self, patience: float = 0.5) -> None:
+        """Remove the group once its processes have gone: the command has ended, but bubblewrap's own init may still
+        be exiting for some milliseconds after it (waited for without an await, like `process.run_process`'s kill).
+        One not gone within `patience` seconds leaves the group for a later command to remove."""
+        deadline = time.monotonic() + patience
+        while _read(self.path / 'cgroup.procs').strip() and time.monotonic() < deadline:
+            time.sleep(0.002)
         _remove(self.path)
 
 
