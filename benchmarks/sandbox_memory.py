@@ -10,6 +10,7 @@ until it is killed. It reports what it holds; the peak fall of the host's `MemAv
 beside (other work on the machine moves it too). It runs twice: as on a machine where the agent may make no memory
 cgroup (an ordinary user; here `CommandGroup.make` is replaced to give none, the one substitute in this script), and
 with a cgroup of `--cap-mib` where this machine lets the agent make one. Needs bubblewrap; a cgroup needs root.
+Writes `results/sandbox_memory.json`, whose figures the README quotes (`figures.py` rewrites them).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,6 +28,10 @@ from pydantic_ai.workspaces import WorkspaceError
 
 from skillshelf import SandboxLimits, SkillSandbox
 from skillshelf.sandbox import memory
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _results import machine, write_json
 
 HOG = r"""import ctypes, json, os, sys, time
 step = 8 << 20
@@ -144,12 +150,6 @@ async def main() -> None:
     allowed = options.processes * options.process_mib + 2 * options.tmp_mib
     defaults = SandboxLimits()
     at_defaults = (defaults.max_processes * defaults.max_memory_bytes + 2 * defaults.max_tmp_bytes) / (1 << 30)
-    print(
-        f'limits: {options.processes} processes x {options.process_mib} MiB of address space, /tmp and /dev/shm '
-        f'{options.tmp_mib} MiB each: {allowed:,} MiB by the per-process limits\n'
-    )
-    print('| memory cgroup | what the command held | MemAvailable fell by |')
-    print('|---|---|---|')
     make = memory.CommandGroup.make
     memory.CommandGroup.make = classmethod(lambda cls, limit: None)  # pyright: ignore[reportAttributeAccessIssue]
     try:
@@ -158,27 +158,37 @@ async def main() -> None:
         memory.CommandGroup.make = make
     held = account(said)
     if held is None:
-        print(f'| none | {said[:300]} | {fell / mib:,.0f} MiB |')
-    else:
-        total = (sum(held['processes']) + sum(held['files'].values())) // mib
-        shown = (
-            f'{total:,} MiB: {len(held["processes"])} processes of {min(held["processes"]) // mib}-'
-            f'{max(held["processes"]) // mib} MiB, files {held["files"]}; memfd_create: '
-            f'{held["outside"]["memfd_create"]}, shmget: {held["outside"]["shmget"]}'
-        )
-        print(f'| none | {shown} | {fell / mib:,.0f} MiB |')
-    if (reason := memory.unavailable()) is not None:
-        print(f'| {options.cap_mib} MiB | not measured: {reason} | |')
-    else:
+        raise SystemExit(f'the command without a cgroup did not say what it held: {said[:500]}')
+    uncapped = {
+        'held_mib': (sum(held['processes']) + sum(held['files'].values())) / mib,
+        'processes': len(held['processes']),
+        'process_mib': max(held['processes']) / mib,
+        'files_mib': {folder: size / mib for folder, size in held['files'].items()},
+        'outside': held['outside'],
+        'available_fell_mib': fell / mib,
+    }
+    capped: dict[str, Any] | None = None
+    if (reason := memory.unavailable()) is None:
         started = time.perf_counter()
         said, fell = await one_command(limits, options.seconds)
-        print(
-            f'| {options.cap_mib} MiB | {said[:200]} ({time.perf_counter() - started:.1f} s) | {fell / mib:,.0f} MiB |'
-        )
-    print(
-        f'\nat the defaults, without a cgroup: {defaults.max_processes} x {defaults.max_memory_bytes / (1 << 30):g} GiB '
-        f'+ 2 x {defaults.max_tmp_bytes / mib:g} MiB = {at_defaults:.1f} GiB'
-    )
+        capped = {
+            'cap_mib': options.cap_mib,
+            'said': said[:300],
+            'seconds': time.perf_counter() - started,
+            'available_fell_mib': fell / mib,
+        }
+    payload = {
+        'machine': machine(),
+        'limits_mib': {'process': options.process_mib, 'tmp': options.tmp_mib},
+        'processes': options.processes,
+        'allowed_mib': allowed,
+        'uncapped': uncapped,
+        'capped': capped,
+        'no_cgroup_because': reason,
+        'defaults_worst_gib': at_defaults,
+    }
+    print(json.dumps(payload, indent=2))
+    print(f'wrote {write_json("sandbox_memory", payload)}; `python benchmarks/figures.py` quotes it in the README')
 
 
 if __name__ == '__main__':
