@@ -27,8 +27,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ('CommandGroup', 'unavailable')
+__all__ = ('LOOK_EVERY', 'CommandGroup', 'unavailable')
 
+LOOK_EVERY = 0.1
+"""Seconds between two looks at whether the kernel killed a process of a running command's group."""
 Watch = Callable[[], Awaitable[str | None]]
 _PREFIX = 'skillshelf-'
 """How the groups made here are named: `skillshelf-<agent pid>-<n>`."""
@@ -89,12 +91,18 @@ class CommandGroup:
         return any(int(line.split()[1]) > 0 for line in events.splitlines() if line.startswith('oom_kill '))
 
     def watching(self, watch: Watch | None) -> Watch:
-        """`watch` (for `run_process`) that also says `'memory'` once the kernel has killed a process of this group:
-        the rest are stopped with it."""
+        """`watch` (for `run_process`) that also says `'memory'` once the kernel has killed a process of this group
+        (the rest are stopped with it), looking every `LOOK_EVERY` seconds: the read is on the event loop, and two
+        hundred commands at once would otherwise read ten thousand files a second."""
+        next_look = 0.0
 
         async def either() -> str | None:
+            nonlocal next_look
             if watch is not None and (reason := await watch()) is not None:
                 return reason
+            if time.monotonic() < next_look:
+                return None
+            next_look = time.monotonic() + LOOK_EVERY
             return 'memory' if self.exceeded() else None
 
         return either
