@@ -216,6 +216,18 @@ def _scan_figures() -> Iterator[tuple[str, Figure]]:
     yield 'scan.corpus.build_cached_s', lambda r: f'{r["scan"]["corpus"]["build_refuse_cached_s"]:.1f}'
 
 
+def sandbox_memory(*keys: str, render: Callable[[float], str] = count) -> Figure:
+    """A figure of `sandbox_memory.py`'s results, at `keys`."""
+
+    def figure(results: Results) -> str:
+        value: Any = results['sandbox_memory']
+        for key in keys:
+            value = value[key]
+        return render(value)
+
+    return figure
+
+
 def _figures() -> Iterator[tuple[str, Figure]]:
     """Every figure's name and how it is computed, by results file. A name says where its value comes from:
     `<results file>.<dataset or size>.<measure>`."""
@@ -349,6 +361,13 @@ def _figures() -> Iterator[tuple[str, Figure]]:
         for key in ('prefix_kept', 'not_repeated', 'last_request_chars'):
             yield f'prompt_cache.{provider}.{key}', prompt_cache(provider, key)
             yield f'prompt_cache.hide.{provider}.{key}', prompt_cache(provider, key, 'hide')
+    yield 'sandbox_memory.allowed_mib', sandbox_memory('allowed_mib')
+    yield 'sandbox_memory.uncapped.held_mib', sandbox_memory('uncapped', 'held_mib')
+    yield 'sandbox_memory.uncapped.process_mib', sandbox_memory('uncapped', 'process_mib')
+    yield 'sandbox_memory.uncapped.fell_mib', sandbox_memory('uncapped', 'available_fell_mib')
+    yield 'sandbox_memory.capped.fell_mib', sandbox_memory('capped', 'available_fell_mib')
+    yield 'sandbox_memory.capped.seconds', sandbox_memory('capped', 'seconds', render=lambda v: fmt(v, 1))
+    yield 'sandbox_memory.defaults_worst_gib', sandbox_memory('defaults_worst_gib', render=lambda v: fmt(v, 1))
     yield 'prompt_cache.unloaded_tools.min', kept_tools(min)
     yield 'prompt_cache.unloaded_tools.max', kept_tools(max)
 

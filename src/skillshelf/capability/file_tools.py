@@ -27,12 +27,12 @@ from pydantic_ai.workspaces import Workspace, WorkspaceError, WorkspaceOutputLim
 
 from .._text import shown
 from ..scripts.environment import SkillEnvironment, shell_setup
-from ..scripts.errors import WorkspaceFullError
+from ..scripts.errors import CommandStoppedError, WorkspaceFullError
 from ..scripts.limits import ScriptLimits
 from ..scripts.materialise import SKILLS_FOLDER
 from .file_pages import MAX_READ_LINES, read_page
 from .operations import Operation, meta_tool_tag
-from .workspace_errors import contained, stopped_at_time_limit, workspace_problem
+from .workspace_errors import contained, stopped_at_limit, stopped_at_time_limit, workspace_problem
 
 __all__ = ('COMMAND_TOOL_NAME', 'FILE_TOOL_NAMES', 'build_file_toolset')
 
@@ -42,9 +42,6 @@ MAX_LISTED = 500
 """Entries `list_files` returns at most."""
 MAX_FOLDERS_LISTED = 200
 """Folders `list_files` looks into at most (a script may leave a tree thousands of folders deep)."""
-
-
-_FULL = 'Nothing more can run or be written there until files are removed: tell the user.'
 
 
 class _Refused(Exception):
@@ -149,11 +146,11 @@ def build_file_toolset(
             return f'The command was stopped after {limits.timeout:g} s: {stopped_at_time_limit(contained(ctx.workspace))}.'
         except WorkspaceOutputLimitError:
             return 'The command was stopped: it wrote more output than the workspace takes.'
-        except WorkspaceFullError as error:
-            if not error.ran:
+        except CommandStoppedError as error:
+            if isinstance(error, WorkspaceFullError) and not error.ran:
                 return f'The command could not run: {workspace_problem(error)}.'
             ended = 'was stopped' if error.exit_code is None else f'exited with code {error.exit_code}'
-            return f'The command {ended}: it filled the workspace past its size limit. {_FULL}'
+            return f'The command {ended}: {stopped_at_limit(error.stopped)}'
         except (WorkspaceError, OSError, ValueError) as error:
             return f'The command could not run: {workspace_problem(error)}.'
         output = (done.stdout + (f'\n{done.stderr}' if done.stderr else '')).strip()

@@ -27,7 +27,7 @@ from ..errors import ResourceError, ScriptError, SkillError
 from ..library import SkillLibrary
 from ..scripts.distributions import distribution_of
 from ..scripts.environment import SkillEnvironment
-from ..scripts.errors import WorkspaceFullError
+from ..scripts.errors import CommandStoppedError, WorkspaceFullError
 from ..scripts.limits import ScriptLimits
 from ..scripts.materialise import copy_skill
 from ..scripts.node import node_path_for
@@ -38,7 +38,7 @@ from ..skill import Skill
 from .meta_tools import unknown_skill_message
 from .operations import Operation, meta_tool_tag
 from .telemetry import record_script_result
-from .workspace_errors import contained, stopped_at_time_limit, workspace_problem
+from .workspace_errors import contained, stopped_at_limit, stopped_at_time_limit, workspace_problem
 
 __all__ = ('MAX_ARGUMENTS', 'SCRIPT_TOOL_NAME', 'ScriptOptions', 'build_script_toolset', 'report', 'run_script')
 
@@ -242,12 +242,9 @@ def report(
         lines = [f'{script} was stopped after {limits.timeout:g} s: {stopped_at_time_limit(kills_every_process)}.']
     elif result.stopped == 'output':
         lines = [f'{script} was stopped: it wrote more output than the workspace takes.']
-    elif result.stopped == 'disk':
+    elif result.stopped is not None:
         ended = 'was stopped' if result.exit_code is None else f'exited with code {result.exit_code}'
-        lines = [
-            f'{script} {ended}: it filled the workspace past its size limit. Nothing more can run or be written there '
-            'until files are removed: tell the user.'
-        ]
+        lines = [f'{script} {ended}: {stopped_at_limit(result.stopped)}']
     else:
         lines = [f'{script} exited with code {result.exit_code}.']
         if result.exit_code == _SIGXFSZ_EXIT:
@@ -359,10 +356,10 @@ async def _run(workspace: Workspace, argv: list[str], env: dict[str, str], limit
         return _cut(None, error.stdout, error.stderr, limits, 'timeout')
     except WorkspaceOutputLimitError as error:
         return _cut(None, error.stdout, error.stderr, limits, 'output')
-    except WorkspaceFullError as error:
-        if not error.ran:
+    except CommandStoppedError as error:
+        if isinstance(error, WorkspaceFullError) and not error.ran:
             raise  # full before it started: nothing ran
-        return _cut(error.exit_code, error.stdout, error.stderr, limits, 'disk')
+        return _cut(error.exit_code, error.stdout, error.stderr, limits, error.stopped)
     return _cut(done.exit_code, done.stdout, done.stderr, limits)
 
 

@@ -15,7 +15,7 @@ from pydantic_ai.workspaces import Workspace, WorkspaceError
 from .._text import without_paths
 from ..errors import SkillWarning
 
-__all__ = ('contained', 'stopped_at_time_limit', 'workspace_problem')
+__all__ = ('contained', 'stopped_at_limit', 'stopped_at_time_limit', 'workspace_problem')
 
 
 def workspace_problem(error: WorkspaceError | OSError | ValueError) -> str:
@@ -35,6 +35,23 @@ def contained(workspace: Workspace) -> bool:
     (`kills_every_process`: skillshelf's sandbox, a PID namespace per command); pydantic-ai's `LocalWorkspace` kills
     the command's process group, which a process that started a session of its own (`setsid`, a daemon) has left."""
     return getattr(workspace.backend, 'kills_every_process', False) is True
+
+
+_FULL = 'Nothing more can run or be written there until files are removed: tell the user.'
+_AT_LIMIT = {
+    'disk': f'it filled the workspace past its size limit. {_FULL}',
+    'files': f'it made more files and folders than the workspace may hold. {_FULL}',
+    'memory': (
+        'its processes together used more memory than one command may have. Use less (work through the data in '
+        'parts), or tell the user.'
+    ),
+}
+
+
+def stopped_at_limit(stopped: str) -> str:
+    """Why a run the workspace stopped at one of its own limits ended, and what to do next (`stopped` is a
+    `CommandStoppedError`'s: `'disk'`, `'files'` or `'memory'`), as sentences after "<the run> was stopped: "."""
+    return _AT_LIMIT.get(stopped, f'it passed a limit of the workspace ({stopped}).')
 
 
 def stopped_at_time_limit(kills_every_process: bool) -> str:

@@ -5,12 +5,14 @@ An application adds it like pydantic-ai's `LocalWorkspace` (`Agent(..., capabili
 `backend`, with its file operations in `fileops`), what one command may use (`limits`), the bubblewrap command line
 (`bubblewrap`) and the host's system configuration it shows (`system`), the conversations' folders on the host and
 who may open them (`folders`), the safety of their root (`root`, on `private`), when each was last used (`use`), the
-host's user ids for them (`uids`), the size watch (`usage`), bounded processes (`process`), the seccomp filter
-(`seccomp`) and the errors (`errors`). The skills core never imports this package at import time.
+host's user ids for them (`uids`), the size watch (`usage`), the memory cap of a command (`memory`), bounded processes
+(`process`), the seccomp filter (`seccomp`) and the errors (`errors`). The skills core never imports this package at
+import time.
 """
 
 from .errors import (
     ForeignWorkspaceError,
+    MemoryLimitError,
     SandboxBrokenError,
     SandboxRootError,
     UnsafeWorkspaceError,
@@ -23,6 +25,7 @@ from .sandbox import PROVIDER, SandboxWorkspace, SkillSandbox
 __all__ = (
     'PROVIDER',
     'ForeignWorkspaceError',
+    'MemoryLimitError',
     'SandboxBrokenError',
     'SandboxLimits',
     'SandboxRootError',

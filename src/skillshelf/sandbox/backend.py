@@ -3,8 +3,9 @@ operations all run inside bubblewrap (see `bubblewrap`), so they see the same fi
 the read-only system and Python installations.
 
 A command runs within the time its caller gives (`timeout`), `MAX_CAPTURE_BYTES` of output per stream and the
-sandbox's `SandboxLimits`: its processes, its memory, any one file it writes (no more than the room the workspace has
-left, either) and what the workspace holds in all (watched while it runs: see `usage`). A file operation runs
+sandbox's `SandboxLimits`: its processes, its memory (per process, and in all where a cgroup holds it: see `memory`),
+any one file it writes (no more than the room the workspace has left, either) and what the workspace holds in all,
+in bytes and in files (watched while it runs: see `usage`). A file operation runs
 `fileops.py` in the same sandbox; of them only a write is refused in a full workspace, so a full one can still be
 listed, read and cleaned (why not through pydantic-ai's shell fallback: see `fileops`).
 """
@@ -39,11 +40,12 @@ from pydantic_ai.workspaces import (
 from ..scripts.environment import node_modules_beside
 from . import seccomp
 from .bubblewrap import WORKSPACE_MOUNT, Layout, bwrap_command, host_path, interpreter_mounts
-from .errors import SandboxBrokenError, WorkspaceFullError
+from .errors import MemoryLimitError, SandboxBrokenError
 from .folders import Folders, Place, track_commands, workspace_deleted
 from .limits import SandboxLimits
+from .memory import CommandGroup
 from .process import Finished, run_process
-from .usage import WATCH_INTERVAL, DiskWatch, folder_bytes
+from .usage import WATCH_INTERVAL, DiskWatch, check_room
 from .use import in_use
 
 __all__ = (
@@ -170,7 +172,9 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         Raises:
             WorkspaceTimeoutError: the command ran past `timeout` seconds; every process it started was killed.
             WorkspaceOutputLimitError: it wrote more than `MAX_CAPTURE_BYTES` to a stream.
-            WorkspaceFullError: the workspace is over its size limit, or the command wrote past it and was stopped.
+            WorkspaceFullError: the workspace is over its size or file limit, or the command wrote past it and was
+                stopped.
+            MemoryLimitError: its processes together used more memory than `max_command_memory_bytes`.
             SandboxBrokenError: bubblewrap is gone or cannot start.
             WorkspaceError: the command line is too long to start.
             WorkspaceDeletedError: the workspace was deleted.
@@ -181,10 +185,17 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         if not argv:
             raise ValueError('command must not be empty')
         layout = await self._ensure()
-        limit = self._sandbox.limits.max_workspace_bytes
-        used = await self._check_size(layout)
-        watch = DiskWatch(layout.folder, limit, used)
-        finished = await self._launch(layout, argv, env, timeout=timeout, watch=watch, room=limit - used)
+        limits = self._sandbox.limits
+        used = await check_room(layout.folder, limits)
+        watch = DiskWatch(layout.folder, limits, used)
+        memory = CommandGroup.make(limits.max_command_memory_bytes)
+        try:
+            room = limits.max_workspace_bytes - used.size
+            finished = await self._launch(layout, argv, env, timeout=timeout, watch=watch, room=room, memory=memory)
+            out_of_memory = memory is not None and memory.exceeded()
+        finally:
+            if memory is not None:
+                memory.remove()
         if (deleted := workspace_deleted(layout.folder)) is not None:
             raise deleted
         stdout, stderr = (data.decode('utf-8', 'replace') for data in (finished.stdout, finished.stderr))
@@ -202,13 +213,17 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
                 stderr=stderr,
             )
         if watch.reason is not None:  # the watch killed it (it may have seen the kill as its own end)
-            raise WorkspaceFullError(f'command stopped: {watch.reason}', limit=limit, stdout=stdout, stderr=stderr)
+            raise watch.full(f'command stopped: {watch.reason}', stdout=stdout, stderr=stderr)
+        if out_of_memory:  # the kernel killed one of its processes; the rest were stopped, unless it had ended
+            raise MemoryLimitError(
+                f'command stopped: its processes used more than {limits.max_command_memory_bytes:,} bytes together',
+                limit=limits.max_command_memory_bytes, exit_code=finished.exit_code, stdout=stdout, stderr=stderr,
+            )  # fmt: skip
         if (over := await watch.measure()) is not None:
             # It ended before the watch saw it cross the limit: said all the same, and the workspace stays full.
-            raise WorkspaceFullError(
-                f'command filled the workspace: {over}', limit=limit, exit_code=finished.exit_code, stdout=stdout,
-                stderr=stderr,
-            )  # fmt: skip
+            raise watch.full(
+                f'command filled the workspace: {over}', exit_code=finished.exit_code, stdout=stdout, stderr=stderr
+            )
         assert finished.exit_code is not None
         _raise_if_sandbox_failed(finished)
         return CommandResult(exit_code=finished.exit_code, stdout=stdout, stderr=stderr)
@@ -242,7 +257,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
             raise ValueError(f'path must be absolute, got {path!r}')
         layout = await self._ensure()
         if operation == 'write':
-            await self._check_size(layout, adding=len(data or b''))
+            await check_room(layout.folder, self._sandbox.limits, adding=len(data or b''))
         argv = [host_path(sys.executable), '-I', '-S', '-c', _FILE_OPERATIONS, operation, path, WORKSPACE_MOUNT]
         finished = await self._launch(
             layout, argv, None, timeout=FILE_OPERATION_TIMEOUT, stdin=data if data is not None else b'', capture=1 << 40
@@ -268,12 +283,15 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
         capture: int = MAX_CAPTURE_BYTES,
         watch: DiskWatch | None = None,
         room: int | None = None,
+        memory: CommandGroup | None = None,
     ) -> Finished:
         limits = self._sandbox.limits
         if room is not None:  # no one file may take more than the room the workspace has left
             limits = dataclasses.replace(limits, max_file_bytes=max(1, min(limits.max_file_bytes, room)))
-        filter_fd = seccomp.filter_pipe()
+        filter_fd = seccomp.filter_pipe(memory_capped=memory is not None)
         command = bwrap_command(self._sandbox.bwrap, layout, limits, argv, env, filter_fd)
+        if memory is not None:
+            command = memory.enter(command)
         running = track_commands(layout.folder)
         mine: list[int] = []
 
@@ -295,7 +313,7 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
                     max_capture=capture,
                     stdin=stdin,
                     stop_on_overflow=True,
-                    watch=watch,
+                    watch=watch if memory is None else memory.watching(watch),
                     watch_interval=WATCH_INTERVAL,
                     started=started,
                     pass_fds=() if filter_fd is None else (filter_fd,),
@@ -308,19 +326,6 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
             running.difference_update(mine)
             if filter_fd is not None and not mine:  # it never started
                 os.close(filter_fd)
-
-    async def _check_size(self, layout: Layout, adding: int = 0) -> int:
-        """What the workspace holds, refused if it is (or with `adding` bytes would be) over its limit."""
-        limit = self._sandbox.limits.max_workspace_bytes
-        used = await folder_bytes(layout.folder)
-        if used + adding > limit:
-            raise WorkspaceFullError(
-                f'the workspace holds {used:,} bytes; with {adding:,} more it would pass its {limit:,}-byte limit: '
-                'remove files before running or writing anything more',
-                limit=limit,
-                ran=False,
-            )
-        return used
 
     async def _ensure(self) -> Layout:
         async with self._lock:  # concurrent first operations create one folder

@@ -15,11 +15,13 @@ Inside the sandbox:
 - there is no network but the loopback interface (a new network namespace) unless the sandbox allows it, no other
   process is visible (a new PID namespace), and the environment holds only `PATH`, `HOME`, `TMPDIR`, `LANG` and
   `NODE_PATH` and what the command adds;
-- processes, memory per process and file size are capped with `prlimit`. An agent running as root drops the
+- processes, memory per process and file size are capped with `prlimit` (memory in all by a cgroup the command
+  joins before bubblewrap starts, where one can be made: see `memory`). An agent running as root drops the
   command to the workspace's own user first (root ignores the process cap, and one user per workspace keeps one
   conversation's processes from counting against another's). Otherwise each command runs in its own user namespace,
   where Linux (5.14 on) counts its processes afresh; they also count against the agent's user's own process limit;
-- `fallocate` and `io_uring` are refused (a seccomp filter), so disk space is only taken by writing it;
+- `fallocate`, unnamed files (`O_TMPFILE`) and `io_uring` are refused (a seccomp filter), so disk space is only
+  taken by writing a file with a name;
 - killing `bwrap` ends the PID namespace and every process in it.
 """
 

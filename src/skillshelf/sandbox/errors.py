@@ -3,7 +3,8 @@ paths), `for_model` for the model (it never does, and tells it what to do next).
 
 All are pydantic-ai `WorkspaceError`s, so code written for any workspace handles them, and `SkillError`s. The
 capability reads `for_model`, and `developer_must_act` (then it warns the developer too), without importing them;
-`WorkspaceFullError` is the core's (`skillshelf.scripts.errors`), raised here when a command fills a folder.
+`WorkspaceFullError` and `MemoryLimitError` are the core's (`skillshelf.scripts.errors`), raised here when a command
+fills a folder or passes its memory cap.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 from pydantic_ai.workspaces import WorkspaceError, WorkspaceUnavailableError
 
 from ..errors import SkillError
-from ..scripts.errors import WorkspaceFullError
+from ..scripts.errors import MemoryLimitError, WorkspaceFullError
 
 __all__ = (
     'ForeignWorkspaceError',
+    'MemoryLimitError',
     'SandboxBrokenError',
     'SandboxRootError',
     'UnsafeWorkspaceError',

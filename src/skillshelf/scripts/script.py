@@ -67,9 +67,11 @@ class ScriptResult:
     output_bytes: int
     """How many bytes of output it wrote in all (as far as the workspace said)."""
     stopped: str | None = None
-    """Why it was stopped before it ended: `'timeout'`, `'output'` (more than the workspace takes) or `'disk'` (it
-    filled the workspace past its size limit, `SandboxLimits.max_workspace_bytes` in `SkillSandbox`; `exit_code` is set
-    if it had ended by itself)."""
+    """Why it was stopped before it ended: `'timeout'`, `'output'` (more than the workspace takes), or a limit of the
+    workspace's own (`CommandStoppedError.stopped`): `'disk'` or `'files'` (it filled the workspace past its size or
+    its number of files, `SandboxLimits.max_workspace_bytes` or `max_workspace_files` in `SkillSandbox`), `'memory'`
+    (its processes together used more than one command may, `max_command_memory_bytes`); `exit_code` is set if it had
+    ended by itself."""
 
     @property
     def timed_out(self) -> bool:
