@@ -41,8 +41,8 @@ MAX_SEARCH_LIMIT = 20
 _RESULT_DESCRIPTION = 160
 META_TOOL_NAMES = ('search_skills', 'load_skill', 'unload_skill', 'read_skill_resource')
 SKILL_DIR_VARIABLES = ('${SKILL_DIR}', '${CLAUDE_SKILL_DIR}')
-"""Written in a skill's instructions, each stands for its folder in the run's workspace; nothing else in a skill's
-text is ever expanded."""
+"""Written in a skill's instructions, each stands for its folder (see `skill_dir`); nothing else in a skill's text is
+ever expanded but its arguments and, where allowed, its `` !`command` ``s."""
 Placement = Callable[[Workspace, Skill[Any]], Awaitable[Copied | None]]
 """Puts a loaded skill's files in the run's workspace; returns where, or `None` when they are not put there."""
 Lacks = Callable[[Workspace, Skill[Any]], Awaitable[str]]
@@ -183,7 +183,7 @@ async def load_reply(
     placed = await place(workspace, skill) if place is not None and workspace is not None else None
     lacking = await lacks(workspace, skill) if lacks is not None and workspace is not None and placed else ''
     try:
-        instructions = read_instructions(skill, placed.folder if placed is not None else None, arguments)
+        instructions = read_instructions(skill, skill_dir(skill, placed, place is not None), arguments)
         resources = skill.list_resources()
     except (SkillFormatError, OSError) as error:
         return unreadable_message(name, error)
@@ -207,6 +207,15 @@ def read_instructions(skill: Skill[Any], folder: str | None, arguments: str, *, 
         for variable in SKILL_DIR_VARIABLES:
             instructions = instructions.replace(variable, folder)
     return substitute_arguments(instructions, arguments, append=append)
+
+
+def skill_dir(skill: Skill[Any], placed: Copied | None, in_workspace: bool) -> str | None:
+    """What `${CLAUDE_SKILL_DIR}` stands for: the skill's folder in the run's workspace where its files were put there
+    (`placed`); with no workspace in use (`in_workspace` false: scripts and file tools off), a folder skill's folder on
+    the host, where the agent's own tools find its files; else nothing (the text stays as written)."""
+    if placed is not None:
+        return placed.folder
+    return None if in_workspace or skill.folder is None else str(skill.folder)
 
 
 def forks(skill: Skill[Any]) -> bool:
