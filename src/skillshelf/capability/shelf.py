@@ -27,6 +27,7 @@ from ..skill import Skill
 from .catalog import CatalogEntry, text_fields
 from .file_tools import FILE_TOOL_NAMES, build_file_toolset
 from .fork import fork_reply
+from .gated_tools import ToolGates
 from .lazy_toolset import LazyToolset, ToolServerOutages
 from .meta_tools import META_TOOL_NAMES, Lacks, Placement, build_meta_toolset
 from .operations import Operation, ShelfToolset, skill_tool_tag
@@ -66,7 +67,9 @@ class Shelf:
     unused: frozenset[Operation] = field(init=False, default=frozenset[Operation]())
     """Meta-tools that add nothing for this library, so they are not sent: `search_skills` while the catalog lists
     every skill whole, `read_skill_resource` in a small library whose skills have no files, `unload_skill` when no
-    skill has tools or `allowed-tools`. Decided when the library changes, never per request, so the prompt cache holds."""
+    skill has tools, `allowed-tools` or `tools:`. Decided when the library changes, never per request, so the prompt cache holds."""
+    gates: ToolGates = field(init=False, default_factory=ToolGates)
+    """The agent's tools that skills name in `tools:`, hidden until one of those skills is loaded."""
     outages: ToolServerOutages = field(init=False, default_factory=ToolServerOutages)
     """The skills whose tool servers are down in each run (see `LazyToolset`)."""
     _catalog_of: dict[str, Skill[Any]] | None = field(init=False, default=None)
@@ -161,8 +164,11 @@ class Shelf:
             if small and not any(skill.content.has_files() for skill in loadable):
                 unused.add(Operation.READ)
             registered = [skill for skill in loadable if skill.name in self.with_tools]
-            if not any(skill.allowed_tools for skill in loadable) and not any(
-                skill.tool_names or not skill.tools_known for skill in registered
+            self.gates = ToolGates.of(self.library.skills.values())
+            if (
+                not any(skill.allowed_tools for skill in loadable)
+                and not any(skill.tool_names or not skill.tools_known for skill in registered)
+                and not self.gates.skills_of
             ):
                 unused.add(Operation.UNLOAD)  # nothing to stop: no tools, no pre-approvals; instructions stay read
             self.unused = frozenset(unused)
