@@ -47,7 +47,10 @@ async def fork_reply(ctx: RunContext[Any], skill: Skill[Any], arguments: str, sh
         return model
     placed = await shelf.place(ctx.workspace, skill) if shelf.place is not None else None
     try:
-        body = read_instructions(skill, skill_dir(skill, placed, shelf.place is not None), arguments, append=False)
+        folder = skill_dir(skill, placed, shelf.place is not None)
+        body = await read_instructions(
+            skill, folder, arguments, append=False, workspace=ctx.workspace, commands=shelf.commands
+        )
         resources = skill.list_resources()
     except (SkillFormatError, OSError) as error:
         return unreadable_message(skill.name, error)

@@ -80,7 +80,7 @@ async def user_load(ctx: RunContext[Any], shelf: Shelf, name: str, arguments: st
         return 'fork', await shelf.fork(ctx, skill, arguments)
     library, capability_id, with_tools = shelf.library, shelf.capability_id, shelf.with_tools
     reply = await load_reply(
-        library, capability_id, name, with_tools, arguments, ctx.workspace, shelf.place, shelf.lacks
+        library, capability_id, name, with_tools, arguments, ctx.workspace, shelf.place, shelf.lacks, shelf.commands
     )
     return ('unreadable', reply) if isinstance(reply, str) else ('loaded', str(reply.return_value))
 

@@ -11,6 +11,7 @@ import asyncio
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pydantic_ai import RunContext
@@ -24,12 +25,13 @@ from ..library.collection import check_tool_names
 from ..scripts.lacking import lacking_note, workspace_lacks
 from ..scripts.materialise import Copied, copy_skill
 from ..skill import Skill
+from .body_commands import render_commands
 from .catalog import CatalogEntry, text_fields
 from .file_tools import FILE_TOOL_NAMES, build_file_toolset
 from .fork import fork_reply
 from .gated_tools import ToolGates
 from .lazy_toolset import LazyToolset, ToolServerOutages
-from .meta_tools import META_TOOL_NAMES, Lacks, Placement, build_meta_toolset
+from .meta_tools import META_TOOL_NAMES, Commands, Lacks, Placement, build_meta_toolset
 from .operations import Operation, ShelfToolset, skill_tool_tag
 from .options import SkillsOptions
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset
@@ -104,6 +106,7 @@ class Shelf:
             search_offered=self.offers_search,
             fork=self.fork,
             lacks=self.lacks,
+            commands=self.commands,
         )
         self.workspace_toolsets = (
             *(
@@ -139,6 +142,11 @@ class Shelf:
     def lacks(self) -> Lacks | None:
         """With scripts on, what the run's workspace lacks for a loaded skill's scripts (see `note_lacks`)."""
         return note_lacks if self.options.scripts.scripts else None
+
+    @property
+    def commands(self) -> Commands:
+        """How the `` !`command` ``s of a loaded skill's instructions are run or refused (see `body_commands`)."""
+        return partial(render_commands, self.options.scripts)
 
     def sync(self) -> None:
         """Catch up with a library check (this run's or a concurrent run's) that replaced the skills: render the

@@ -132,6 +132,8 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Limits of a script run (`ScriptOptions.script_limits`)."""
     file_tools: bool = False
     """File tools and shell commands on the workspace (`ScriptOptions.file_tools`)."""
+    body_commands: bool = False
+    """Run the `` !`command` ``s of trusted skills' instructions when they load (`ScriptOptions.body_commands`)."""
 
     _shelf: Shelf = field(init=False, repr=False, compare=False)
     """The library, catalog and toolset every run shares (built at construction)."""
