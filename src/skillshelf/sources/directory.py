@@ -95,7 +95,12 @@ class DirectorySource:
 
 
 def discover(
-    directory: Path, *, policy: ReadPolicy = DEFAULT_READ_POLICY, trusted: bool = False, report_empty: bool = True
+    directory: Path,
+    *,
+    policy: ReadPolicy = DEFAULT_READ_POLICY,
+    trusted: bool = False,
+    report_empty: bool = True,
+    plugin: str = '',
 ) -> SourceSkills:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
 
@@ -120,7 +125,8 @@ def discover(
 
     The tools a `SKILL.md` declares (`tools:`) are imported only when the directory is `trusted`: importing runs
     code. Elsewhere such a skill is kept for its instructions alone, with a `SkillWarning`; in a trusted
-    directory, a declared tool that cannot be imported skips its skill.
+    directory, a declared tool that cannot be imported skips its skill. The skills of a Claude Code `plugin` are
+    named `plugin:name` (see `plugins`).
     """
     listing = _Listing.of(directory)
     found = SourceSkills(version=listing.fingerprint())
@@ -128,7 +134,7 @@ def discover(
         problem = 'it is not a directory' if os.path.lexists(directory) else 'the directory does not exist'
         found.skipped.append(SkippedSkill(directory, problem))
     elif listing.is_skill_folder:
-        _read_skill(found, str(directory), is_entry=False, policy=policy, trusted=trusted)
+        _read_skill(found, str(directory), is_entry=False, policy=policy, trusted=trusted, plugin=plugin)
     elif listing.error is not None:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
     else:
@@ -136,7 +142,7 @@ def discover(
             if problem is not None:
                 found.skipped.append(SkippedSkill(Path(entry.path), problem))
             else:
-                _read_skill(found, entry.path, is_entry=True, policy=policy, trusted=trusted)
+                _read_skill(found, entry.path, is_entry=True, policy=policy, trusted=trusted, plugin=plugin)
         if report_empty and not found.skills:
             # A folder of skill folders is reported as an entry already; hidden folders are not, and without any
             # skip nothing at all would say why the directory holds no skill.
@@ -239,7 +245,9 @@ class _Listing:
         return tuple(parts)
 
 
-def _read_skill(found: SourceSkills, folder: str, *, is_entry: bool, policy: ReadPolicy, trusted: bool) -> None:
+def _read_skill(
+    found: SourceSkills, folder: str, *, is_entry: bool, policy: ReadPolicy, trusted: bool, plugin: str
+) -> None:
     """Accept `folder` (an entry of the library, or the library itself) and read its `SKILL.md` beneath it."""
     try:
         held = hold_skill_folder(folder, check_containment=is_entry, policy=policy)
@@ -253,7 +261,7 @@ def _read_skill(found: SourceSkills, folder: str, *, is_entry: bool, policy: Rea
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
         return
-    skill = Skill.from_frontmatter(skill_file, front, trusted=trusted)
+    skill = Skill.from_frontmatter(skill_file, front, trusted=trusted, plugin=plugin)
     if front.python_tools and not trusted:
         warnings.warn(SkillWarning(untrusted_note(Path(skill_file.path), front.python_tools)), stacklevel=2)
     elif front.python_tools:
