@@ -18,7 +18,8 @@ from .content.folder import hold_skill_folder
 from .errors import ResourceError, SkillError, SkillFormatError, SkillFormatWarning, SkillWarning
 from .files import DEFAULT_READ_POLICY, ReadPolicy, takes_the_old_flag
 from .markdown.flags import invocation_flag
-from .markdown.frontmatter import FormatDeviation, SkillFile, name_problem, read_frontmatter, read_markdown
+from .markdown.frontmatter import FormatDeviation, SkillFile, read_frontmatter, read_markdown
+from .markdown.names import qualified_name_problem
 from .markdown.schema import Frontmatter, split_tool_patterns, unencodable
 from .toolset_names import known_tool_names
 
@@ -91,7 +92,7 @@ class Skill(Generic[AgentDepsT]):
             if (where := unencodable(value)) is not None:
                 place = what if where == 'the text' else f'{what} ({where})'
                 raise SkillFormatError(None, f'skill {name!r}: {place} cannot be encoded as UTF-8 (a lone surrogate)')
-        if problem := name_problem(name):
+        if problem := qualified_name_problem(name):
             raise SkillFormatError(None, f'skill {name!r}: {problem}')
         if not description.strip():
             raise SkillFormatError(None, f'skill {name!r}: the description is empty; say what it does and when')
@@ -126,11 +127,15 @@ class Skill(Generic[AgentDepsT]):
         return cls.from_frontmatter(skill_file, read_frontmatter(skill_file))
 
     @classmethod
-    def from_frontmatter(cls, skill_file: SkillFile, front: Frontmatter, *, trusted: bool = False) -> Skill[Any]:
+    def from_frontmatter(
+        cls, skill_file: SkillFile, front: Frontmatter, *, trusted: bool = False, plugin: str = ''
+    ) -> Skill[Any]:
         """The skill of `skill_file`, whose frontmatter is `front` (read with `read_frontmatter`); its body is
-        read when it is loaded. `trusted`: its folder is one the application vouches for."""
+        read when it is loaded. `trusted`: its folder is one the application vouches for. `plugin`: the Claude Code
+        plugin it belongs to, which names it `plugin:name`."""
         content = FolderContent(skill_file)
-        return cls.from_content(front.name, front.description, content, metadata=_metadata(front), trusted=trusted)
+        name = f'{plugin}:{front.name}' if plugin else front.name
+        return cls.from_content(name, front.description, content, metadata=_metadata(front), trusted=trusted)
 
     @classmethod
     def from_content(

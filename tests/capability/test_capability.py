@@ -205,7 +205,8 @@ def test_catalog_is_the_same_on_every_request(make_script: Callable[..., Script]
 
     assert len({request.instructions for request in script.requests}) == 1
     assert script.requests[0].instructions == snapshot("""\
-You have 2 skills: load one with `load_skill` when a task needs it.
+You have 2 skills. Load one with `load_skill` only when the task needs it; run its scripts rather than rewriting them, \
+and say which skill you use.
 
 - weather: Current weather, forecasts and alerts for a city.
 - currency: Convert amounts between currencies at the current exchange rate.\

@@ -45,7 +45,8 @@ def test_the_catalog_is_a_pure_function_of_its_entries() -> None:
 
 def test_an_empty_library_still_explains_the_tools() -> None:
     assert render_catalog([]) == snapshot(
-        'You have 0 skills: load one with `load_skill` when a task needs it. `search_skills` finds skills by task.'
+        'You have 0 skills. Load one with `load_skill` only when the task needs it; run its scripts rather than '
+        'rewriting them, and say which skill you use. `search_skills` finds skills by task.'
     )
 
 

@@ -58,12 +58,13 @@ def run_reads(library: Path, reads: list[dict[str, object]]) -> list[str]:
 
 
 def test_a_skill_with_many_schema_files_loads_as_its_body_and_a_short_map(tmp_path: Path) -> None:
-    write_skill(tmp_path, 'office', BODY, files=office_files())
+    folder = write_skill(tmp_path, 'office', BODY, files=office_files())
     loaded, *_ = run_reads(tmp_path, [])
-    assert loaded.startswith(f"Loaded skill 'office'.\n\n{BODY}\n\n")
-    beyond_body = loaded.replace(BODY, '')
+    body = BODY.replace('${SKILL_DIR}', str(folder.resolve()))  # no workspace: the folder on the host
+    assert loaded.startswith(f"Loaded skill 'office'.\n\n{body}\n\n")
+    beyond_body = loaded.replace(body, '')
     assert len(beyond_body) < 1000, beyond_body  # the flat list of paths alone is over 2,500 characters
-    map_lines = loaded.split(BODY, 1)[1].strip().splitlines()
+    map_lines = loaded.split(body, 1)[1].strip().splitlines()
     assert map_lines == [
         "Files (read with `read_skill_resource`; a folder's path lists its files):",
         'Named in the instructions: reference.md, scripts/comment.py, scripts/office/pack.py, '

@@ -253,14 +253,24 @@ def test_skill_dir_names_the_skills_files_in_the_workspace(tmp_path: Path) -> No
         body='Run `python ${SKILL_DIR}/scripts/x.py` or ${CLAUDE_SKILL_DIR}/x; $HOME stays.',
     )
     (tmp_path / 'work').mkdir()
-    assert 'Run `python ${SKILL_DIR}/scripts/x.py` or ${CLAUDE_SKILL_DIR}/x; $HOME stays.' in loaded_text(
-        [Skills(library)]
-    )
+    on_host = (library / 'tool-kit').resolve()
+    assert f'Run `python {on_host}/scripts/x.py` or {on_host}/x; $HOME stays.' in loaded_text([Skills(library)])
     home = tmp_path / 'work' / '.skillshelf' / 'skills' / 'tool-kit'
     local = loaded_text([LocalWorkspace(tmp_path / 'work'), Skills(library, scripts=True, script_approval=False)])
     assert f'Run `python {home}/scripts/x.py` or {home}/x; $HOME stays.' in local
     assert f'Its files are in the workspace at {home} ' in local
     assert (home / 'scripts' / 'x.py').read_text(encoding='utf-8') == 'print(1)\n'
+
+
+def test_skill_dir_without_a_workspace_is_the_folder_on_the_host_and_a_text_skill_keeps_the_variable(
+    tmp_path: Path,
+) -> None:
+    # Scripts and file tools off: the agent's own tools (a shell of its own, say) find the files where they are.
+    library = skill_with(tmp_path, {'x.py': 'print(1)\n'}, body='Run `python ${CLAUDE_SKILL_DIR}/scripts/x.py`.')
+    on_host = (library / 'tool-kit').resolve()
+    assert f'Run `python {on_host}/scripts/x.py`.' in loaded_text([Skills(library)])
+    text = Skill.from_markdown('---\nname: tool-kit\ndescription: d\n---\nRun ${CLAUDE_SKILL_DIR}/x.py.\n')
+    assert 'Run ${CLAUDE_SKILL_DIR}/x.py.' in loaded_text([Skills(skills=[text])])  # no folder anywhere
 
 
 @needs_bwrap

@@ -122,6 +122,11 @@ def check_agent(
     refused = [
         *(['`run_command`'] if options.file_tools else []),
         *(['script runs'] if options.scripts and options.script_approval is None else []),
+        *(
+            ["the `!` commands of skills' instructions"]
+            if options.body_commands and options.script_approval is None
+            else []
+        ),
     ]
     if isolated or not refused or options.preapproved_programs:
         return
@@ -130,7 +135,11 @@ def check_agent(
             f'{" and ".join(refused)} will be refused: the run works in {workspace}, and this agent cannot take '
             f'approvals. {_TURN_APPROVALS_ON}; or run it in a sandbox (`SkillSandbox`, a pydantic-ai-harness '
             'sandbox); or name the programs that may run unasked in `preapproved_programs`'
-            + (", or set `script_approval=False` to run skills' scripts unasked" if options.scripts else '')
+            + (
+                ", or set `script_approval=False` to run skills' scripts unasked"
+                if options.scripts or options.body_commands
+                else ''
+            )
         ),
         stacklevel=2,
     )

@@ -207,7 +207,10 @@ class _Blank(dict[str, str]):
 def _header(count: int, search: bool) -> str:
     noun = 'skill' if count == 1 else 'skills'
     finding = ' `search_skills` finds skills by task.' if search else ''
-    return f'You have {count} {noun}: load one with `load_skill` when a task needs it.{finding}'
+    return (
+        f'You have {count} {noun}. Load one with `load_skill` only when the task needs it; run its scripts rather '
+        f'than rewriting them, and say which skill you use.{finding}'
+    )
 
 
 def text_fields(metadata: Mapping[Any, Any]) -> dict[str, str]:

@@ -30,7 +30,7 @@ from ..scripts.materialise import Copied
 from ..skill import Skill
 from .durable import in_durable_unit
 from .fork_tools import ForkGuard, ForkHost, fork_toolsets
-from .meta_tools import forks, read_instructions, unreadable_message
+from .meta_tools import forks, read_instructions, skill_dir, unreadable_message
 
 __all__ = ('DEFAULT_PROMPT', 'fork_reply', 'forks', 'run_fork')
 
@@ -47,7 +47,10 @@ async def fork_reply(ctx: RunContext[Any], skill: Skill[Any], arguments: str, sh
         return model
     placed = await shelf.place(ctx.workspace, skill) if shelf.place is not None else None
     try:
-        body = read_instructions(skill, placed.folder if placed is not None else None, arguments, append=False)
+        folder = skill_dir(skill, placed, shelf.place is not None)
+        body = await read_instructions(
+            skill, folder, arguments, append=False, workspace=ctx.workspace, commands=shelf.commands
+        )
         resources = skill.list_resources()
     except (SkillFormatError, OSError) as error:
         return unreadable_message(skill.name, error)

@@ -38,7 +38,7 @@ from ..skill import Skill
 from .approval import Preapproval, preapproved
 from .asking import ask_first
 from .file_tools import FILE_TOOL_NAMES
-from .meta_tools import Placement
+from .meta_tools import Commands, Placement
 from .operations import TAG, Operation, ShelfToolset, tag_of
 from .options import SkillsOptions
 from .script_tool import SCRIPT_TOOL_NAME
@@ -64,6 +64,11 @@ class ForkHost(Protocol):
     @property
     def place(self) -> Placement | None:
         """How a loaded skill's files reach the run's workspace, when scripts are on."""
+        ...
+
+    @property
+    def commands(self) -> Commands:
+        """How the `` !`command` ``s of a skill's instructions are run or refused."""
         ...
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic_ai import RunContext, ToolReturn
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserContent
 
-from ..markdown.names import MAX_NAME_LENGTH, name_problem
+from ..markdown.names import MAX_QUALIFIED_NAME_LENGTH, qualified_name_problem
 from .fork import forks
 from .history import state_change
 from .meta_tools import load_reply
@@ -30,7 +30,7 @@ UserLoad = tuple[Literal['loaded', 'unreadable', 'fork'], str]
 """What a user's `/name` does: load (with the text the load returns), explain (why it cannot be read), or fork
 (with what its sub-agent's run returns)."""
 
-_COMMAND = re.compile(rf'[/$](?P<name>[^\W_](?:[\w-]{{0,{MAX_NAME_LENGTH - 2}}}[^\W_])?)(?:\s|\Z)')
+_COMMAND = re.compile(rf'[/$](?P<name>[^\W_](?:[\w:-]{{0,{MAX_QUALIFIED_NAME_LENGTH - 2}}}[^\W_])?)(?:\s|\Z)')
 """`/name` at the start of a prompt, then a space or the end: the name is checked against the naming rules
 (`name_problem`) once matched, so a user can invoke every name a skill may have (`/data_analysis`, `/café-été`)
 and nothing else. The rest of the prompt, stripped, is the arguments: taken by slicing, not by the pattern, so a
@@ -54,7 +54,7 @@ def parse_invocation(prompt: str | Sequence[UserContent] | None) -> tuple[str, s
     if not isinstance(prompt, str):
         return None
     text = prompt.lstrip()
-    if (match := _COMMAND.match(text)) is None or name_problem(match['name']) is not None:
+    if (match := _COMMAND.match(text)) is None or qualified_name_problem(match['name']) is not None:
         return None
     return match['name'], text[match.end('name') :].strip()
 
@@ -80,7 +80,7 @@ async def user_load(ctx: RunContext[Any], shelf: Shelf, name: str, arguments: st
         return 'fork', await shelf.fork(ctx, skill, arguments)
     library, capability_id, with_tools = shelf.library, shelf.capability_id, shelf.with_tools
     reply = await load_reply(
-        library, capability_id, name, with_tools, arguments, ctx.workspace, shelf.place, shelf.lacks
+        library, capability_id, name, with_tools, arguments, ctx.workspace, shelf.place, shelf.lacks, shelf.commands
     )
     return ('unreadable', reply) if isinstance(reply, str) else ('loaded', str(reply.return_value))
 

@@ -41,12 +41,15 @@ MAX_SEARCH_LIMIT = 20
 _RESULT_DESCRIPTION = 160
 META_TOOL_NAMES = ('search_skills', 'load_skill', 'unload_skill', 'read_skill_resource')
 SKILL_DIR_VARIABLES = ('${SKILL_DIR}', '${CLAUDE_SKILL_DIR}')
-"""Written in a skill's instructions, each stands for its folder in the run's workspace; nothing else in a skill's
-text is ever expanded."""
+"""Written in a skill's instructions, each stands for its folder (see `skill_dir`); nothing else in a skill's text is
+ever expanded but its arguments and, where allowed, its `` !`command` ``s."""
 Placement = Callable[[Workspace, Skill[Any]], Awaitable[Copied | None]]
 """Puts a loaded skill's files in the run's workspace; returns where, or `None` when they are not put there."""
 Lacks = Callable[[Workspace, Skill[Any]], Awaitable[str]]
 """What the run's workspace lacks for a loaded skill's scripts, as a note for the model (`''`: nothing, or unknown)."""
+Commands = Callable[[Workspace | None, Skill[Any], str, Callable[[str], str]], Awaitable[str]]
+"""Renders a loaded skill's instructions (the third argument): its `` !`command` ``s run or refused in the run's
+workspace, and the second callable (the arguments' substitution) applied to the rest (see `body_commands`)."""
 Fork = Callable[[RunContext[Any], Skill[Any], str], Awaitable[str]]
 """Runs a `context: fork` skill as a sub-agent with the given arguments; returns what its load replies."""
 
@@ -77,6 +80,7 @@ def build_meta_toolset(
     search_offered: Callable[[], bool] = lambda: True,
     fork: Fork | None = None,
     lacks: Lacks | None = None,
+    commands: Commands | None = None,
 ) -> FunctionToolset[Any]:
     """The toolset holding `search_skills`, `load_skill`, `unload_skill` and `read_skill_resource`.
 
@@ -86,7 +90,8 @@ def build_meta_toolset(
     `search_offered` tells whether the model has `search_skills` now, for the hints of its replies. With `fork`,
     loading a `context: fork` skill runs it as a sub-agent, inside the tool call, so a durable engine that records
     the call (a Temporal activity, a DBOS step with `SkillSteps`) records the sub-agent's result with it. With
-    `lacks` (scripts enabled), the reply says up front what the workspace lacks for the skill's scripts.
+    `lacks` (scripts enabled), the reply says up front what the workspace lacks for the skill's scripts. `commands`
+    renders the `` !`command` ``s of the instructions.
     """
     toolset = FunctionToolset[Any](id=capability_id, max_retries=3)
 
@@ -122,7 +127,9 @@ def build_meta_toolset(
             return unknown_skill_message(library, name, search_offered())
         if fork is not None and forks(skill):
             return await fork(ctx, skill, arguments)
-        return await load_reply(library, capability_id, name, with_tools, arguments, ctx.workspace, place, lacks)
+        return await load_reply(
+            library, capability_id, name, with_tools, arguments, ctx.workspace, place, lacks, commands
+        )
 
     @toolset.tool_plain(metadata=meta_tool_tag(capability_id, Operation.UNLOAD))
     def unload_skill(name: str) -> ToolReturn | str:
@@ -175,15 +182,18 @@ async def load_reply(
     workspace: Workspace | None = None,
     place: Placement | None = None,
     lacks: Lacks | None = None,
+    commands: Commands | None = None,
 ) -> ToolReturn | str:
-    """What loading the skill `name` (in `library`) returns: its instructions with `arguments` substituted, its
-    files (put in `workspace` first, with `place`, and what the workspace lacks for them, with `lacks`) and tools,
-    and the record of the load; or why it cannot be read."""
+    """What loading the skill `name` (in `library`) returns: its instructions with `arguments` substituted (and its
+    `` !`command` ``s rendered in `workspace`, with `commands`), its files (put in `workspace` first, with `place`,
+    and what the workspace lacks for them, with `lacks`) and tools, and the record of the load; or why it cannot be
+    read."""
     skill = library.skills[name]
     placed = await place(workspace, skill) if place is not None and workspace is not None else None
     lacking = await lacks(workspace, skill) if lacks is not None and workspace is not None and placed else ''
     try:
-        instructions = read_instructions(skill, placed.folder if placed is not None else None, arguments)
+        folder = skill_dir(skill, placed, place is not None)
+        instructions = await read_instructions(skill, folder, arguments, workspace=workspace, commands=commands)
         resources = skill.list_resources()
     except (SkillFormatError, OSError) as error:
         return unreadable_message(name, error)
@@ -193,10 +203,19 @@ async def load_reply(
     )
 
 
-def read_instructions(skill: Skill[Any], folder: str | None, arguments: str, *, append: bool = True) -> str:
-    """A skill's instructions as the model reads them: `${SKILL_DIR}` (and `${CLAUDE_SKILL_DIR}`) become `folder`, the
-    skill's files in the workspace, when it has one there; `arguments` are substituted (and, with `append`, added
-    at the end when no placeholder took them).
+async def read_instructions(
+    skill: Skill[Any],
+    folder: str | None,
+    arguments: str,
+    *,
+    append: bool = True,
+    workspace: Workspace | None = None,
+    commands: Commands | None = None,
+) -> str:
+    """A skill's instructions as the model reads them: `${SKILL_DIR}` (and `${CLAUDE_SKILL_DIR}`) become `folder` (see
+    `skill_dir`); with `commands`, its `` !`command` ``s are run or refused in `workspace`, before the arguments are
+    put in, so no argument is ever run; `arguments` are substituted (and, with `append`, added at the end when no
+    placeholder took them).
 
     Raises:
         SkillFormatError: the `SKILL.md` can no longer be read.
@@ -206,7 +225,20 @@ def read_instructions(skill: Skill[Any], folder: str | None, arguments: str, *, 
     if folder is not None:
         for variable in SKILL_DIR_VARIABLES:
             instructions = instructions.replace(variable, folder)
-    return substitute_arguments(instructions, arguments, append=append)
+    if commands is None:
+        return substitute_arguments(instructions, arguments, append=append)
+    return await commands(
+        workspace, skill, instructions, lambda text: substitute_arguments(text, arguments, append=append)
+    )
+
+
+def skill_dir(skill: Skill[Any], placed: Copied | None, in_workspace: bool) -> str | None:
+    """What `${CLAUDE_SKILL_DIR}` stands for: the skill's folder in the run's workspace where its files were put there
+    (`placed`); with no workspace in use (`in_workspace` false: scripts and file tools off), a folder skill's folder on
+    the host, where the agent's own tools find its files; else nothing (the text stays as written)."""
+    if placed is not None:
+        return placed.folder
+    return None if in_workspace or skill.folder is None else str(skill.folder)
 
 
 def forks(skill: Skill[Any]) -> bool:

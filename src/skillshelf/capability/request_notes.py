@@ -60,9 +60,12 @@ def _explain_unknown(shelf: Shelf, tool: str, down: dict[str, str]) -> str | Non
     """What to tell a model that called `tool`, which is not a tool: a skill's name (written as it is or with `_` for
     `-`) is loaded with `load_skill`, `search_skills` is not offered when every skill is listed, and while a skill's
     tool server is down (`down`: skill → what happened) its tools are not listed, so an unknown tool may be one of
-    them (a model remembers them from an earlier run): it is told which skills' tools are unavailable."""
+    them (a model remembers them from an earlier run): it is told which skills' tools are unavailable. An agent tool a
+    skill's `tools:` names is hidden until that skill loads: the model is told which skill to load."""
     if tool == 'search_skills' and Operation.SEARCH in shelf.unused:
         return unused_search_message()
+    if (gated := shelf.gates.hidden_message(tool)) is not None:
+        return gated
     for name in dict.fromkeys((tool, tool.replace('_', '-'), tool.lower().replace('_', '-'))):
         if (skill := shelf.library.get(name)) is not None and skill.model_invocable:
             return skill_called_as_tool_message(tool, name)

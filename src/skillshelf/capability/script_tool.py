@@ -90,6 +90,10 @@ class ScriptOptions:
     Scripts run on its Python, with its Node packages on `NODE_PATH`, in every workspace that shows it: a
     `LocalWorkspace`, the `SkillSandbox` `Skills` supplies (which runs on it), a sandbox that mounts it; another
     workspace keeps its own, with a `SkillWarning`. Default: none (the agent's own interpreter)."""
+    body_commands: bool = False
+    """Run the `` !`command` ``s in a trusted skill's instructions when it loads (Claude Code's dynamic context), in
+    the run's workspace, and put what they print in their place; a command that may not run is replaced by why (see
+    `capability.body_commands`). Trusted: defined in Python, or found in one of `trusted_directories`."""
     file_tools: bool = False
     """Give the model `read_file`, `write_file`, `edit_file`, `list_files` and `run_command` on the run's workspace
     (see `file_tools`), for an agent without file tools of its own. `run_command` waits for approval unless a loaded
@@ -101,11 +105,11 @@ class ScriptOptions:
 
     @property
     def workspace(self) -> bool:
-        """Whether the model works in the run's workspace (scripts or file tools)."""
-        return self.scripts or self.file_tools
+        """Whether the run's workspace is used (scripts, file tools, or the commands of skills' instructions)."""
+        return self.scripts or self.file_tools or self.body_commands
 
     def __post_init__(self) -> None:
-        for option in ('scripts', 'file_tools'):
+        for option in ('scripts', 'file_tools', 'body_commands'):
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(f'the `{option}` option must be true or false, not {getattr(self, option)!r}')
         if not isinstance(cast(object, self.script_approval), (bool, type(None))):

@@ -12,6 +12,7 @@ import functools
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pydantic_ai import RunContext
@@ -26,11 +27,13 @@ from ..scripts.environment import SkillEnvironment
 from ..scripts.lacking import lacking_note, workspace_lacks
 from ..scripts.materialise import Copied, copy_skill
 from ..skill import Skill
+from .body_commands import render_commands
 from .catalog import CatalogEntry, text_fields
 from .file_tools import FILE_TOOL_NAMES, build_file_toolset
 from .fork import fork_reply
+from .gated_tools import ToolGates
 from .lazy_toolset import LazyToolset, ToolServerOutages
-from .meta_tools import META_TOOL_NAMES, Lacks, Placement, build_meta_toolset
+from .meta_tools import META_TOOL_NAMES, Commands, Lacks, Placement, build_meta_toolset
 from .operations import Operation, ShelfToolset, skill_tool_tag
 from .options import SkillsOptions
 from .script_tool import SCRIPT_TOOL_NAME, build_script_toolset
@@ -68,7 +71,9 @@ class Shelf:
     unused: frozenset[Operation] = field(init=False, default=frozenset[Operation]())
     """Meta-tools that add nothing for this library, so they are not sent: `search_skills` while the catalog lists
     every skill whole, `read_skill_resource` in a small library whose skills have no files, `unload_skill` when no
-    skill has tools or `allowed-tools`. Decided when the library changes, never per request, so the prompt cache holds."""
+    skill has tools, `allowed-tools` or `tools:`. Decided when the library changes, never per request, so the prompt cache holds."""
+    gates: ToolGates = field(init=False, default_factory=ToolGates)
+    """The agent's tools that skills name in `tools:`, hidden until one of those skills is loaded."""
     outages: ToolServerOutages = field(init=False, default_factory=ToolServerOutages)
     """The skills whose tool servers are down in each run (see `LazyToolset`)."""
     _catalog_of: dict[str, Skill[Any]] | None = field(init=False, default=None)
@@ -103,6 +108,7 @@ class Shelf:
             search_offered=self.offers_search,
             fork=self.fork,
             lacks=self.lacks,
+            commands=self.commands,
         )
         self.workspace_toolsets = (
             *(
@@ -152,6 +158,11 @@ class Shelf:
         scripts = self.options.scripts
         return functools.partial(note_lacks, environment=scripts.skill_environment) if scripts.scripts else None
 
+    @property
+    def commands(self) -> Commands:
+        """How the `` !`command` ``s of a loaded skill's instructions are run or refused (see `body_commands`)."""
+        return partial(render_commands, self.options.scripts)
+
     def sync(self) -> None:
         """Catch up with a library check (this run's or a concurrent run's) that replaced the skills: render the
         catalog again and check the tools added to Python skills since. Done without an await, so concurrent runs
@@ -176,8 +187,11 @@ class Shelf:
             if small and not any(skill.content.has_files() for skill in loadable):
                 unused.add(Operation.READ)
             registered = [skill for skill in loadable if skill.name in self.with_tools]
-            if not any(skill.allowed_tools for skill in loadable) and not any(
-                skill.tool_names or not skill.tools_known for skill in registered
+            self.gates = ToolGates.of(self.library.skills.values())
+            if (
+                not any(skill.allowed_tools for skill in loadable)
+                and not any(skill.tool_names or not skill.tools_known for skill in registered)
+                and not self.gates.skills_of
             ):
                 unused.add(Operation.UNLOAD)  # nothing to stop: no tools, no pre-approvals; instructions stay read
             self.unused = frozenset(unused)

@@ -137,6 +137,8 @@ class Skills(AbstractCapability[AgentDepsT]):
     """The skills' environment every workspace runs scripts on (`ScriptOptions.environment`)."""
     file_tools: bool = False
     """File tools and shell commands on the workspace (`ScriptOptions.file_tools`)."""
+    body_commands: bool = False
+    """Run the `` !`command` ``s of trusted skills' instructions when they load (`ScriptOptions.body_commands`)."""
 
     _shelf: Shelf = field(init=False, repr=False, compare=False)
     """The library, catalog and toolset every run shares (built at construction)."""
@@ -281,7 +283,8 @@ class Skills(AbstractCapability[AgentDepsT]):
         return await user_load(ctx, self._shelf, name, arguments)
 
     async def prepare_tools(self, ctx: RunContext[AgentDepsT], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
-        """Hide the tools of skills not loaded in this conversation; every other tool passes untouched.
+        """Hide the tools of skills not loaded in this conversation, and the agent's tools that a skill's `tools:`
+        names until one such skill is loaded (see `gated_tools`); every other tool passes untouched.
 
         An unloaded skill's tools stay listed, so every request keeps the one before it as a prefix (the prompt
         cache holds); `wrap_tool_execute` refuses their calls. What pydantic-ai charged for refusing a hidden tool,
@@ -293,7 +296,7 @@ class Skills(AbstractCapability[AgentDepsT]):
         shelf = self._shelf
         visible = self._state.visible(tool_defs, self.capability_id, revealed, shelf.name_choices, shelf.unused)
         forgive(ctx.retries, visible.forgiven | explained_refusals(ctx, shelf, self._state))
-        return visible.tools
+        return shelf.gates.visible(visible.tools, self.capability_id, {*self._state.loaded, *revealed})
 
     async def before_model_request(
         self, ctx: RunContext[AgentDepsT], request_context: ModelRequestContext

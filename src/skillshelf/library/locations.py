@@ -9,7 +9,8 @@ guide order them; Claude Code itself lets a personal skill win over a project on
    (`$CODEX_HOME/skills` when set), then `~/.claude/commands`.
 
 A usual location that does not exist is skipped without a word; a directory that is named and does not exist is an
-error. A named directory that is a repository's root (no `SKILL.md` of its own, and a `skills/` folder that is not a
+error. A named directory holding Claude Code plugins (a plugin, a folder of plugins, a marketplace) is read as them,
+its skills named `plugin:skill` (see `sources.plugins`). A named directory that is a repository's root (no `SKILL.md` of its own, and a `skills/` folder that is not a
 skill folder either: Anthropic's, OpenAI's, obra/superpowers', Vercel's) is read from its `skills/` folder, as
 `GitSource` reads a repository; hidden folders there that hold skills (OpenAI's `skills/.curated`, `skills/.system`)
 and skill folders left at the root are named in a `SkillWarning`, since they are not read.
@@ -29,6 +30,7 @@ from ..markdown.frontmatter import SKILL_FILE
 from ..sources.commands import CommandDirectorySource
 from ..sources.directory import DirectorySource
 from ..sources.misplaced import HINT_SCAN_LIMIT, where_skills_are
+from ..sources.plugins import PluginSource, plugin_layout
 
 __all__ = ('DirectoryLike', 'directory_sources', 'standard_directories')
 
@@ -67,7 +69,7 @@ def directory_sources(
     standard: bool,
     trusted: Sequence[Path],
     policy: ReadPolicy,
-) -> list[DirectoryLike]:
+) -> list[DirectoryLike | PluginSource]:
     """The directories a library reads, in order: `directories`, `command_directories`, then with `standard` the usual
     locations not already listed (so running in the home directory reads `~/.claude/skills` once). Relative paths
     resolve against the working directory now. Skills found directly in a `trusted` directory get the Python tools
@@ -90,10 +92,12 @@ def directory_sources(
     return [_with_policy(source, trusted_real, policy) for source in named]
 
 
-def _with_policy(source: DirectoryLike, trusted: frozenset[str], policy: ReadPolicy) -> DirectoryLike:
+def _with_policy(source: DirectoryLike, trusted: frozenset[str], policy: ReadPolicy) -> DirectoryLike | PluginSource:
     if isinstance(source, CommandDirectorySource):
         return CommandDirectorySource(source.path, policy, source.optional)
     is_trusted = not source.optional and os.path.realpath(source.path) in trusted
+    if not source.optional and plugin_layout(source.path) is not None:
+        return PluginSource(source.path, is_trusted, policy)
     folder = source.path if source.optional else repository_skills(source.path)
     return DirectorySource(folder, is_trusted, policy, source.optional)
 

@@ -13,9 +13,17 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ('MAX_NAME_LENGTH', 'name_problem', 'spec_name_problem')
+__all__ = (
+    'MAX_NAME_LENGTH',
+    'MAX_QUALIFIED_NAME_LENGTH',
+    'name_problem',
+    'qualified_name_problem',
+    'spec_name_problem',
+)
 
 MAX_NAME_LENGTH = 64
+MAX_QUALIFIED_NAME_LENGTH = 2 * MAX_NAME_LENGTH + 1
+"""A plugin's skill: `plugin:skill`, two names and a colon."""
 
 _NAME_CHARACTERS = re.compile(r'(?:[^\W_]|[-_])+')
 """Letters and digits of any script (what `str.isalnum` accepts), hyphens and underscores."""
@@ -35,6 +43,18 @@ def name_problem(name: str) -> str | None:
     if len(name) <= MAX_NAME_LENGTH and _PLAIN_NAME.fullmatch(name):
         return None  # passes every rule of `_broken_rule`: ASCII is NFKC-normalised, and the pattern is the rest
     return _broken_rule(name)
+
+
+def qualified_name_problem(name: str) -> str | None:
+    """Why `name` cannot name a skill, or `None`: a name (see `name_problem`), or a plugin's skill, `plugin:skill`, two
+    names joined by one colon, as Claude Code names the skills of its plugins (see `sources.plugins`)."""
+    plugin, colon, skill = name.partition(':')
+    if not colon:
+        return name_problem(name)
+    for part in (plugin, skill):
+        if (problem := name_problem(part)) is not None:
+            return f'{problem} (in the plugin skill name {name!r})'
+    return None
 
 
 def _broken_rule(name: str) -> str | None:

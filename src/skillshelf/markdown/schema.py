@@ -100,7 +100,7 @@ class Frontmatter(BaseModel):
     python_tools: tuple[str, ...] = Field(default=(), validation_alias='python-tools')
     """skillshelf's `python-tools` field: import paths (`'package.module:function'`) of Python functions that become
     the skill's hidden tools, imported only for skills in trusted directories (`Skills(trusted_directories=...)`).
-    Not `tools`, which Claude Code's agent files use for tool names."""
+    Not `tools`, which names agent tools the skill brings into view (see `capability.gated_tools`)."""
 
     @field_validator('name', 'description', mode='before')
     @classmethod

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import errno
 import os
-import re
 import stat
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -20,7 +18,8 @@ from ..markdown.frontmatter import SKILL_FILE, FormatDeviation, SkillFile, parse
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .declared_tools import add_declared_tools, untrusted_note
-from .misplaced import holds_skills, is_folder, where_skills_are
+from .entries import entry_problem, ignored
+from .misplaced import is_folder, where_skills_are
 
 __all__ = (
     'DirectorySource',
@@ -34,20 +33,6 @@ __all__ = (
 
 Fingerprint = tuple[object, ...]
 """A signature of what discovery reads from library directories; see `fingerprint`."""
-
-SKILL_LIKE_FILES = frozenset({'.md', '.markdown', '.skill', '.zip'})
-"""Suffixes of the files that look like a skill left out of its folder (a lone `pdf-forms.md`) or still packed
-(`pdf-forms.skill`, `pdf-forms.zip`): such a file in a library directory is reported, not ignored."""
-PACKED_SUFFIXES = frozenset({'.skill', '.zip'})
-"""Suffixes of a packed skill: beside a folder of the same name (Vercel's `skills/react-best-practices.zip`) it is
-that skill's copy for upload, and says nothing."""
-DOCUMENTS = re.compile(
-    r'(?:agents|authors|changelog|changes|claude|code_of_conduct|contributing|contributors|history|licen[cs]e|'
-    r'notice|readme|security)(?![a-z0-9])',
-    re.IGNORECASE,
-)
-"""Markdown files a library directory may hold beside its skill folders without a warning, matched at the start
-of the name: a repository's documents (`README.md`, `README-zh.md`, `LICENSE.md`, `AGENTS.md`, ...)."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +71,12 @@ DirectorySource.__init__ = takes_the_old_flag(DirectorySource.__init__)
 
 
 def discover(
-    directory: Path, *, policy: ReadPolicy = DEFAULT_READ_POLICY, trusted: bool = False, report_empty: bool = True
+    directory: Path,
+    *,
+    policy: ReadPolicy = DEFAULT_READ_POLICY,
+    trusted: bool = False,
+    report_empty: bool = True,
+    plugin: str = '',
 ) -> SourceSkills:
     """Read the skills in `directory`: itself if it holds a `SKILL.md`, else each immediate sub-folder.
 
@@ -96,7 +86,7 @@ def discover(
     `SKILL.md` or one that cannot be read, a `SKILL.md` that breaks the format, a dangling symlink or a symlink
     loop, a FIFO or device, and a file that looks like a skill outside its folder (`*.md`, `*.skill`, `*.zip`).
     Left alone, without a word: hidden entries (starting with `.`), the usual documents (`README.md`,
-    `LICENSE.md`, `AGENTS.md`, ...; see `DOCUMENTS`), a packed copy of a skill beside its folder (`pdf.zip` beside
+    `LICENSE.md`, `AGENTS.md`, ...; see `entries.DOCUMENTS`), a packed copy of a skill beside its folder (`pdf.zip` beside
     `pdf/`, as Vercel's library keeps them) and every other file (`Makefile`, `__init__.py`, ...). A directory that
     yields no skill at all is reported too (unless `report_empty` is false), saying where skills are if it can see
     any (hidden folders such as OpenAI's `skills/.curated`, or sub-folders of skill folders; see `where_skills_are`).
@@ -111,7 +101,8 @@ def discover(
 
     The tools a `SKILL.md` declares (`tools:`) are imported only when the directory is `trusted`: importing runs
     code. Elsewhere such a skill is kept for its instructions alone, with a `SkillWarning`; in a trusted
-    directory, a declared tool that cannot be imported skips its skill.
+    directory, a declared tool that cannot be imported skips its skill. The skills of a Claude Code `plugin` are
+    named `plugin:name` (see `plugins`).
     """
     listing = _Listing.of(directory)
     found = SourceSkills(version=listing.fingerprint())
@@ -121,7 +112,13 @@ def discover(
         found.skipped.append(SkippedSkill(directory, problem))
     elif listing.is_skill_folder:
         _read_skill(
-            found, str(directory), read_ahead.of(listing.own_file), is_entry=False, policy=policy, trusted=trusted
+            found,
+            str(directory),
+            read_ahead.of(listing.own_file),
+            is_entry=False,
+            policy=policy,
+            trusted=trusted,
+            plugin=plugin,
         )
     elif listing.error is not None:
         found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
@@ -130,7 +127,15 @@ def discover(
             if problem is not None:
                 found.skipped.append(SkippedSkill(Path(entry.path), problem))
             else:
-                _read_skill(found, entry.path, read_ahead.of(listed), is_entry=True, policy=policy, trusted=trusted)
+                _read_skill(
+                    found,
+                    entry.path,
+                    read_ahead.of(listed),
+                    is_entry=True,
+                    policy=policy,
+                    trusted=trusted,
+                    plugin=plugin,
+                )
         if report_empty and not found.skills:
             # A folder of skill folders is reported as an entry already; hidden folders are not, and without any
             # skip nothing at all would say why the directory holds no skill.
@@ -156,23 +161,15 @@ def _candidates(
     listing: _Listing, directory: Path
 ) -> Iterator[tuple[os.DirEntry[str], os.stat_result | None, str | None]]:
     """Each entry of `directory`'s `listing` that is an attempt at a skill, with its `SKILL.md`'s `stat` and why it
-    cannot be one (`None`: it may be, once its `SKILL.md` is read); the others are left alone (see `_ignored`)."""
+    cannot be one (`None`: it may be, once its `SKILL.md` is read); the others are left alone (see `entries.ignored`)."""
     folders = {entry.name for entry, _ in listing.entries if is_folder(entry)}
     for entry, skill_file in listing.entries:
-        if not _ignored(entry, folders):
-            yield entry, skill_file, _entry_problem(entry, skill_file, directory)
+        if not ignored(entry, folders):
+            yield entry, skill_file, entry_problem(entry, skill_file, directory)
 
 
 def _no_skill(advice: str) -> str:
     return f'no skill was found in the directory; {advice}' if advice else 'no skill was found in the directory'
-
-
-def _is_real_folder(entry: os.DirEntry[str]) -> bool:
-    """Whether `entry` is a folder and not a symlink to one, as the listing saw it (no system call on Linux)."""
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
 
 
 def fingerprint(directories: Sequence[Path]) -> Fingerprint:
@@ -243,6 +240,7 @@ def _read_skill(
     is_entry: bool,
     policy: ReadPolicy,
     trusted: bool,
+    plugin: str,
 ) -> None:
     """Accept `folder` (an entry of the library, or the library itself) and read its `SKILL.md` beneath it."""
     try:
@@ -259,7 +257,7 @@ def _read_skill(
         found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
         return
     keep(skill_file, raw)
-    skill = Skill.from_frontmatter(skill_file, front, trusted=trusted)
+    skill = Skill.from_frontmatter(skill_file, front, trusted=trusted, plugin=plugin)
     if front.python_tools and not trusted:
         warnings.warn(SkillWarning(untrusted_note(Path(skill_file.path), front.python_tools)), stacklevel=2)
     elif front.python_tools:
@@ -289,96 +287,6 @@ class _ReadAhead:
                 skill_file.keep_for_next_read(raw, listed)
 
         return keep
-
-
-def _entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, library: Path) -> str | None:
-    """Why the listed `entry` cannot be a skill folder, before its `SKILL.md` (whose `stat` is `skill_file`) is
-    read; `None` if it may be one."""
-    if skill_file is not None and _is_real_folder(entry):
-        return None  # what every check below finds for a folder holding a `SKILL.md`, without a `stat`
-    try:
-        info = os.stat(entry.path)  # follows a symlink: what matters is what it leads to
-    except OSError as error:
-        return _broken_link(entry, error)
-    if stat.S_ISREG(info.st_mode):
-        return f'{_kind(entry)} a file, not a skill folder (a folder holding a {SKILL_FILE})'
-    if not stat.S_ISDIR(info.st_mode):
-        return f'{_kind(entry)} a special file (a FIFO, socket or device), not a skill folder'
-    if entry.is_symlink() and (problem := _outside(entry, library) or _alias(entry, library)) is not None:
-        return problem
-    if skill_file is not None:
-        return None
-    try:
-        os.lstat(os.path.join(entry.path, SKILL_FILE))
-    except FileNotFoundError:
-        if holds_skills(entry.path):
-            return (
-                f'the folder has no {SKILL_FILE}, so it is not a skill (skills in its sub-folders are not read); it '
-                f'holds skill folders: list {entry.path!r} as a directory'
-            )
-        return f'the folder has no {SKILL_FILE}, so it is not a skill (skills in its sub-folders are not read)'
-    except OSError as error:
-        return f'cannot read the folder ({_reason(error)})'
-    return None
-
-
-def _ignored(entry: os.DirEntry[str], folders: set[str]) -> bool:
-    """Whether `entry` is a file that is no attempt at a skill: not skill-like (see `SKILL_LIKE_FILES`), one of the
-    usual documents (see `DOCUMENTS`), or a packed copy of a skill whose folder is beside it (`pdf.zip` and `pdf/`,
-    one of `folders`). Folders and special files are never ignored."""
-    try:
-        if entry.is_dir() or not entry.is_file():
-            return False
-    except OSError:
-        return False
-    stem, suffix = os.path.splitext(entry.name)
-    if suffix.lower() in PACKED_SUFFIXES and stem in folders:
-        return True
-    return suffix.lower() not in SKILL_LIKE_FILES or DOCUMENTS.match(entry.name) is not None
-
-
-def _kind(entry: os.DirEntry[str]) -> str:
-    return 'it is a symlink to' if entry.is_symlink() else 'it is'
-
-
-def _broken_link(entry: os.DirEntry[str], error: OSError) -> str:
-    if error.errno == errno.ELOOP:
-        return 'it is a symlink loop'
-    if error.errno in (errno.ENOENT, errno.ENOTDIR) and entry.is_symlink():
-        return f'it is a symlink to {_link_target(entry)}, which does not exist'
-    return f'cannot look at it ({_reason(error)})'
-
-
-def _outside(entry: os.DirEntry[str], library: Path) -> str | None:
-    """Why the symlinked folder `entry` is not read: it leads outside the library directory (or to the
-    library itself); `None` if it leads inside."""
-    target = os.path.realpath(entry.path)
-    root = os.path.realpath(library)
-    if target == root:
-        return 'the skill folder is a symlink to the library directory itself'
-    if not target.startswith(os.path.join(root, '')):
-        return (
-            f'the skill folder is a symlink to {target}, outside the library directory; skills are only read from '
-            'inside a library (add its parent as a library directory instead)'
-        )
-    return None
-
-
-def _alias(entry: os.DirEntry[str], library: Path) -> str | None:
-    """Why the symlinked folder `entry` is not read: it leads to another visible entry of the same library, which is
-    read itself (an alias would load the same skill twice, or shadow it under the alias's name); `None` if not."""
-    target = os.path.realpath(entry.path)
-    sibling = os.path.basename(target)
-    if os.path.dirname(target) != os.path.realpath(library) or sibling.startswith('.') or sibling == entry.name:
-        return None
-    return f'the skill folder is a symlink to {sibling!r} beside it, which is read itself; the alias is not read'
-
-
-def _link_target(entry: os.DirEntry[str]) -> str:
-    try:
-        return os.readlink(entry.path)
-    except OSError:
-        return 'a path that cannot be read'
 
 
 def _reason(error: OSError) -> str:

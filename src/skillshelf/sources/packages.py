@@ -26,7 +26,8 @@ from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE
 from ..markdown.frontmatter import FormatDeviation
 from ..skill import Skill, markdown_skill
 from .base import SkillSource, SourceSkills, skipped
-from .directory import DOCUMENTS, SKILL_LIKE_FILES, discover
+from .directory import discover
+from .entries import DOCUMENTS, SKILL_LIKE_FILES
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable  # importlib.resources.abc from Python 3.11
