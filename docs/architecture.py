@@ -22,7 +22,7 @@ PACKAGE = ROOT / 'src' / 'skillshelf'
 DOC = ROOT / 'docs' / 'architecture.md'
 START, END = '<!--modules-->', '<!--/modules-->'
 
-ANNEXES = ('sandbox/', 'registry/', 'authoring/')
+ANNEXES = ('sandbox/', 'registry/', 'authoring/', 'mcp/')
 """The annexes: products beside the skills capability, each in a folder of its own; everything else is the core."""
 ENTRY_POINTS = {'__main__.py': 'authoring/'}
 """Modules beside the packages that belong to an annex: `python -m skillshelf` is the command line."""

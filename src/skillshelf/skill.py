@@ -130,7 +130,9 @@ class Skill(Generic[AgentDepsT]):
         """The skill of `skill_file`, whose frontmatter is `front` (read with `read_frontmatter`); its body is
         read when it is loaded. `trusted`: its folder is one the application vouches for."""
         content = FolderContent(skill_file)
-        return cls.from_content(front.name, front.description, content, metadata=_metadata(front), trusted=trusted)
+        return cls.from_content(
+            front.name, front.description, content, metadata=frontmatter_metadata(front), trusted=trusted
+        )
 
     @classmethod
     def from_content(
@@ -364,11 +366,11 @@ def markdown_skill(
             stacklevel=3,
         )
     return Skill.from_content(
-        front.name, front.description, TextContent(body, files, origin), metadata=_metadata(front)
+        front.name, front.description, TextContent(body, files, origin), metadata=frontmatter_metadata(front)
     )
 
 
-def _metadata(front: Frontmatter) -> dict[str, Any]:
+def frontmatter_metadata(front: Frontmatter) -> dict[str, Any]:
     """A skill's metadata from its frontmatter: unknown fields, `metadata`, and the known optional fields given."""
     known = {'license': front.license, 'compatibility': front.compatibility, 'allowed-tools': list(front.allowed_tools)}
     return {**(front.model_extra or {}), **front.metadata, **{key: value for key, value in known.items() if value}}

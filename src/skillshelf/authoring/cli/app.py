@@ -15,6 +15,7 @@ from .library_commands import index, list_skills, validate
 from .model_view_commands import catalog, search, show
 from .registry_commands import publish, rollback, unpublish
 from .render import one_line_warnings
+from .serve_command import serve_mcp
 
 __all__ = ('app',)
 
@@ -47,3 +48,4 @@ app.command('eval')(eval_command)
 app.command()(publish)
 app.command()(unpublish)
 app.command()(rollback)
+app.command('serve-mcp')(serve_mcp)
