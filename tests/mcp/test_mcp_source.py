@@ -150,7 +150,9 @@ def test_a_server_down_at_the_start_is_read_once_it_answers(served: Path) -> Non
         probe.bind(('127.0.0.1', 0))
         port = probe.getsockname()[1]
     with source(f'http://127.0.0.1:{port}/mcp', retry_after=0) as mcp:
-        with pytest.warns(SkillWarning, match='its MCP server cannot be reached .* its skills are read once it answers'):
+        with pytest.warns(
+            SkillWarning, match='its MCP server cannot be reached .* its skills are read once it answers'
+        ):
             skills = Skills(sources=[mcp])
         assert skills.library.skills == {}
         with http_server(served, '--port', str(port)):

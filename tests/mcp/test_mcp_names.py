@@ -1,0 +1,77 @@
+"""MCP skills' names and list changes, on in-process FastMCP servers (fastmcp's own `SkillsDirectoryProvider`):
+collisions across servers namespaced, skills of one server nested under one name told apart by their paths, a
+skill added on the server picked up on `refresh()`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastmcp import FastMCP
+from fastmcp.skills.provider import SkillsDirectoryProvider
+from pydantic_ai import Agent
+
+from skillshelf import MCPSkillSource, Skills
+
+from mcp_servers import write_served_skills
+from scripted_model import Script, call, tool_returns
+from skill_files import write_skill
+
+
+def directory_server(name: str, root: Path) -> FastMCP:
+    return FastMCP(name, providers=[SkillsDirectoryProvider(root, reload=True)])
+
+
+def test_skills_of_two_servers_with_one_name_are_both_offered_the_second_under_its_namespace(tmp_path: Path) -> None:
+    local = write_skill(tmp_path / 'local', 'deploy', 'Deploy from this machine.').parent
+    first = directory_server('Platform Team', write_served_skills(tmp_path / 'one'))
+    second = directory_server('ops', write_served_skills(tmp_path / 'two'))
+    sources = [MCPSkillSource(first), MCPSkillSource(second, namespace='ops-east')]
+    try:
+        skills = Skills(directories=[local], sources=sources)
+        assert sorted(skills.library.skills) == [
+            'deploy',  # the local skill, first
+            'greet',
+            'ops-east-deploy',
+            'ops-east-greet',
+            'ops-east-review',
+            'platform-team-deploy',  # the first server's, under its server's name
+            'review',
+        ]
+        assert skills.library.skills['deploy'].folder is not None  # the local skill keeps its name
+        script = Script([[call('load_skill', name='ops-east-review')]])
+        messages = Agent(script.model(), capabilities=[skills]).run_sync('review').all_messages()
+    finally:
+        for source in sources:
+            source.close()
+    [loaded] = tool_returns(messages, 'load_skill')
+    assert 'Review the change against `checklist.md`' in loaded
+
+
+def test_skills_of_one_server_that_share_a_name_are_named_by_their_paths(tmp_path: Path) -> None:
+    root = tmp_path / 'nested'
+    write_skill(root / 'billing', 'refunds', 'Refund an invoice.', description='Refund a customer invoice.')
+    write_skill(root / 'support', 'refunds', 'Refund a ticket.', description='Refund a support ticket.')
+    source = MCPSkillSource(directory_server('desk', root))
+    try:
+        skills = Skills(sources=[source])
+        assert sorted(skills.library.skills) == ['billing-refunds', 'support-refunds']
+        assert skills.library.skills['support-refunds'].load_instructions() == 'Refund a ticket.'
+    finally:
+        source.close()
+
+
+def test_a_skill_added_on_the_server_is_picked_up_on_refresh(tmp_path: Path) -> None:
+    root = write_served_skills(tmp_path / 'served')
+    source = MCPSkillSource(directory_server('team', root))
+    try:
+        skills = Skills(sources=[source])
+        assert source.refresh() is False
+        write_skill(root, 'triage', 'Sort the incoming issues.', description='Triage new issues.')
+        assert source.refresh() is True
+        script = Script([[call('load_skill', name='triage')]])
+        messages = Agent(script.model(), capabilities=[skills]).run_sync('triage').all_messages()
+    finally:
+        source.close()
+    assert 'triage' in skills.library.skills
+    [loaded] = tool_returns(messages, 'load_skill')
+    assert 'Sort the incoming issues.' in loaded
