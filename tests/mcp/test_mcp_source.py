@@ -17,7 +17,7 @@ from pydantic_ai.capabilities import LocalWorkspace
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from skillshelf import MCPSkillSource, Skills, SkillWarning
+from skillshelf import MCPSkillSource, SkillError, Skills, SkillWarning
 
 from mcp_servers import CHECKLIST, http_server, kill_pid_in, stdio_server, write_served_skills
 from scripted_model import NO_CATALOG, Script, call, tool_returns
@@ -161,3 +161,16 @@ def test_a_server_down_at_the_start_is_read_once_it_answers(served: Path) -> Non
     assert sorted(skills.library.skills) == ['deploy', 'greet', 'review']
     [loaded] = tool_returns(messages, 'load_skill')
     assert 'Deploy with care.' in loaded
+
+
+def test_an_agent_spec_names_an_mcp_server(served: Path) -> None:
+    with http_server(served) as running:
+        sources = [{'mcp': running.url, 'namespace': 'team'}]
+        spec = {'model': 'test', 'capabilities': [{'Skills': {'sources': sources}}]}
+        script = Script([[call('load_skill', name='deploy')]])
+        agent = Agent.from_spec(spec, custom_capability_types=[Skills], model=script.model())
+        messages = agent.run_sync('deploy').all_messages()
+    [loaded] = tool_returns(messages, 'load_skill')
+    assert 'Deploy with care.' in loaded
+    with pytest.raises(SkillError, match=r"a 'mcp' source takes namespace, not ref"):
+        Skills[None](sources=[{'mcp': running.url, 'ref': 'main'}])

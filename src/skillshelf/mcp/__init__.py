@@ -8,6 +8,11 @@ a Skills-extension server (`server`), what `skillshelf serve-mcp` runs. The skil
 import time: `skillshelf.MCPSkillSource` imports it when first used.
 """
 
+try:
+    import fastmcp  # noqa: F401  # pyright: ignore[reportUnusedImport]  (said before a module here fails on it)
+except ImportError as error:
+    raise ImportError('skills over MCP need fastmcp: pip install "skillshelf[mcp]"') from error
+
 from .content import MCPContent, file_digest
 from .server import library_server
 from .source import MCPServer, MCPSkillSource

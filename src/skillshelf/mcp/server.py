@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from fastmcp import FastMCP
@@ -23,14 +23,27 @@ from fastmcp.skills.provider import SkillCatalog, SkillCatalogProvider
 
 from ..content.base import MAX_FILE_BYTES
 from ..errors import SkillError, SkillWarning
-from ..library import SkillLibrary
 from ..markdown.bounded_read import read_skill_file
 from ..skill import Skill
 
-__all__ = ('LibraryProvider', 'library_server')
+__all__ = ('LibraryProvider', 'ServedLibrary', 'library_server')
 
 
-def library_server(library: SkillLibrary, name: str = 'skillshelf') -> FastMCP:
+class ServedLibrary(Protocol):
+    """What the server uses of a `SkillLibrary` (a protocol, so this annex sits below the library, which can name an
+    MCP source in a spec)."""
+
+    @property
+    def skills(self) -> Mapping[str, Skill[Any]]:
+        """The library's skills, by name."""
+        ...
+
+    def refresh(self) -> bool:
+        """Read the sources again if one changed; whether the skills changed."""
+        ...
+
+
+def library_server(library: ServedLibrary, name: str = 'skillshelf') -> FastMCP:
     """A FastMCP server that serves `library`'s skills through the Skills extension (`skills/list`, `skills/get`,
     and each file as a `skill://<name>/<path>` resource); run it with `.run('stdio')` or `.run('http', ...)`."""
     return FastMCP(name, providers=[LibraryProvider(library)])
@@ -40,7 +53,7 @@ class LibraryProvider(SkillCatalogProvider):
     """A skill library as fastmcp serves skills: a snapshot of every skill's files, taken again when the library's
     skills change."""
 
-    def __init__(self, library: SkillLibrary) -> None:
+    def __init__(self, library: ServedLibrary) -> None:
         self._library = library
         self._lock = threading.Lock()
         self.left_out: dict[str, str] = {}

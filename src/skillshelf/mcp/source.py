@@ -16,6 +16,7 @@ after `retry_after` seconds). The version changes when the server sends a resour
 from __future__ import annotations
 
 import re
+import weakref
 from collections import Counter
 from collections.abc import Hashable, Mapping
 from pathlib import Path
@@ -85,23 +86,14 @@ class MCPSkillSource:
         """The prefix of namespaced names (`None`: the server's name)."""
         self.label = _label(server)
         """The server in messages (a URL without its password)."""
-        client = server if isinstance(server, Client) else self._client(server, timeout)
+        connection: list[ServerConnection] = []  # the client's handler reaches the connection, never the source
+        client = server if isinstance(server, Client) else _client(server, timeout, connection)
         self._connection = ServerConnection(client, timeout=timeout, retry_after=retry_after, label=self.label)
+        connection.append(self._connection)
         self._skills: dict[tuple[str, tuple[tuple[str, str], ...]], Skill[Any]] = {}
         self._listed: SourceSkills | None = None
-
-    def _client(self, server: ClientTransport | FastMCP | str | Path, timeout: float) -> Client[Any]:
-        async def notified(message: object) -> None:
-            self._connection.notified(message)
-
-        target = cast(Any, server)  # fastmcp infers the transport, as `MCPToolset` lets it
-        return Client(
-            target,
-            extensions=[SkillsClientExtension()],
-            message_handler=notified,
-            timeout=timeout,
-            init_timeout=timeout,
-        )
+        # A source dropped without `close()` ends its session when it is collected (not at exit: the process ends it).
+        weakref.finalize(self, self._connection.close).atexit = False
 
     def __repr__(self) -> str:
         return f'MCPSkillSource({self.label!r})'
@@ -182,6 +174,20 @@ class MCPSkillSource:
             found.skills.append(skill)
         self._skills = kept  # a skill whose files did not change keeps what it fetched
         return found
+
+
+def _client(
+    server: ClientTransport | FastMCP | str | Path, timeout: float, connection: list[ServerConnection]
+) -> Client[Any]:
+    """A fastmcp client for `server` that speaks the Skills extension and counts list-change notifications."""
+
+    async def notified(message: object) -> None:
+        connection[0].notified(message)
+
+    target = cast(Any, server)  # fastmcp infers the transport, as `MCPToolset` lets it
+    return Client(
+        target, extensions=[SkillsClientExtension()], message_handler=notified, timeout=timeout, init_timeout=timeout
+    )
 
 
 async def _list(client: Client[Any]) -> list[MCPSkill]:
