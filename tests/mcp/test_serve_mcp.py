@@ -20,8 +20,10 @@ from fastmcp.skills import SkillsClientExtension
 from pydantic_ai import Agent
 from typer.testing import CliRunner
 
-from skillshelf import MCPSkillSource, Skills
+from skillshelf import LibraryOptions, MCPSkillSource, SkillLibrary, Skills
 from skillshelf.authoring.cli.app import app
+from skillshelf.mcp import library_server
+from skillshelf.registry import SkillRegistry
 
 from mcp_servers import write_served_skills
 from scripted_model import Script, call, tool_returns
@@ -120,3 +122,31 @@ def test_serve_mcp_refuses_an_empty_library(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ['serve-mcp', str(tmp_path / 'empty')])
     assert result.exit_code == 1
     assert 'empty' in result.output
+
+
+def test_a_served_library_serves_a_skill_added_to_its_folders_from_the_next_request(library: Path) -> None:
+    server = library_server(SkillLibrary.build(options=LibraryOptions(directories=[library])))
+    source = MCPSkillSource(server)
+    try:
+        assert sorted(Skills(sources=[source]).library.skills) == ['assets', 'deploy', 'greet', 'review']
+        write_skill(library, 'triage', 'Sort the incoming issues.', description='Triage new issues.')
+        assert source.refresh() is True
+        assert 'triage' in source.digests()
+    finally:
+        source.close()
+
+
+def test_a_registry_is_served_with_a_skill_md_written_from_its_fields(tmp_path: Path) -> None:
+    registry = SkillRegistry(f'sqlite:///{tmp_path / "skills.db"}')
+    registry.publish(
+        write_skill(tmp_path / 'src', 'notes', 'Take notes.', fields={'license': 'MIT'}, files={'a.txt': 'x\n'})
+    )
+    server = library_server(SkillLibrary.build(options=LibraryOptions(sources=[registry])))
+    [skill] = read_everything(Client(server, extensions=[SkillsClientExtension()])).items()
+    name, files = skill
+    assert name == 'notes'
+    assert files['a.txt'] == b'x\n'
+    assert (
+        files['SKILL.md'].decode().startswith('---\nname: notes\ndescription: Handles notes work.\nlicense: MIT\n---\n')
+    )
+    assert files['SKILL.md'].decode().endswith('Take notes.')

@@ -137,8 +137,8 @@ class MCPSkillSource:
         except (ServerDown, ServerRefused) as error:
             raise SkillError(f'the MCP server {self.label} cannot be listed: {error}') from None
         before = None if self._listed is None else _listing(self._listed)
-        fresh = self._read(entries)
-        if before == _listing(fresh):
+        self._listed = self._read(entries)
+        if before == _listing(self._listed):
             return False
         self._connection.changes += 1
         return True
