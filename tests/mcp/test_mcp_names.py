@@ -5,12 +5,14 @@ skill added on the server picked up on `refresh()`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from fastmcp import FastMCP
 from fastmcp.skills.provider import SkillsDirectoryProvider
 from pydantic_ai import Agent
 
-from skillshelf import MCPSkillSource, Skills
+from skillshelf import MCPSkillSource, SkillError, Skills
 
 from mcp_servers import write_served_skills
 from scripted_model import Script, call, tool_returns
@@ -75,3 +77,21 @@ def test_a_skill_added_on_the_server_is_picked_up_on_refresh(tmp_path: Path) -> 
     assert 'triage' in skills.library.skills
     [loaded] = tool_returns(messages, 'load_skill')
     assert 'Sort the incoming issues.' in loaded
+
+
+def test_a_server_that_does_not_serve_skills_is_a_clear_error() -> None:
+    source = MCPSkillSource(FastMCP('tools-only'))
+    try:
+        with pytest.raises(SkillError, match=r'does not serve skills \(the MCP Skills extension'):
+            Skills(sources=[source])
+    finally:
+        source.close()
+
+
+@pytest.mark.parametrize(
+    ('options', 'message'),
+    [({'namespace': 'Team Skills'}, 'cannot start skill names'), ({'timeout': 0}, '`timeout` must be positive')],
+)
+def test_bad_options_are_refused_at_construction(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(SkillError, match=message):
+        MCPSkillSource(FastMCP('x'), **options)

@@ -64,6 +64,7 @@ class ServerConnection:
         self._problem = ''
         self._loop = asyncio.new_event_loop()
         self._opening = asyncio.Lock()
+        self._closing: asyncio.Future[None] | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name=f'skillshelf-mcp {label}', daemon=True)
         self._thread.start()
 
@@ -104,12 +105,15 @@ class ServerConnection:
         return True
 
     def close(self) -> None:
-        """End the session and stop the thread (the source is not used again)."""
+        """End the session and stop the thread (the source is not used again); waited for, unless it is called on
+        the thread itself (a source collected there), which then stops once the session has ended."""
         if not self._loop.is_running():
             return
-        asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(self._timeout)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(self._timeout)
+        if threading.current_thread() is self._thread:
+            self._closing = asyncio.ensure_future(self._close(), loop=self._loop)
+            return
+        asyncio.run_coroutine_threadsafe(self._close(), self._loop)
+        self._thread.join(self._timeout * 2)
 
     def notified(self, message: object) -> None:
         """The client's message handler: a changed resource list (skills are resources) is a change of skills."""
@@ -172,6 +176,7 @@ class ServerConnection:
         pending = [task for task in asyncio.all_tasks(self._loop) if task is not asyncio.current_task()]
         if pending:
             await asyncio.wait(pending, timeout=self._timeout)
+        self._loop.stop()
 
 
 async def _hold(client: Client[Any], ready: asyncio.Future[None], stop: asyncio.Event) -> None:
