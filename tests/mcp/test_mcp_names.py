@@ -1,15 +1,18 @@
 """MCP skills' names and list changes, on in-process FastMCP servers (fastmcp's own `SkillsDirectoryProvider`):
 collisions across servers namespaced, skills of one server nested under one name told apart by their paths, a
-skill added on the server picked up on `refresh()`."""
+skill added on the server picked up on `refresh()`, or at the next run when the server announces it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import mcp_types
 import pytest
 from fastmcp import FastMCP
-from fastmcp.skills.provider import SkillsDirectoryProvider
+from fastmcp.server.dependencies import get_context
+from fastmcp.skills.provider import SkillCatalog, SkillsDirectoryProvider
 from pydantic_ai import Agent
 
 from skillshelf import MCPSkillSource, SkillError, Skills
@@ -95,3 +98,34 @@ def test_a_server_that_does_not_serve_skills_is_a_clear_error() -> None:
 def test_bad_options_are_refused_at_construction(options: dict[str, Any], message: str) -> None:
     with pytest.raises(SkillError, match=message):
         MCPSkillSource(FastMCP('x'), **options)
+
+
+class Announcing(SkillsDirectoryProvider):
+    """fastmcp's folder provider that, answering a request, announces a change of its skills since the last one
+    (a resource list-change notification on that request's stream: how a 2026-era server can send one)."""
+
+    seen: list[str] | None = None
+
+    async def load_skills(self) -> SkillCatalog:
+        skills = await super().load_skills()
+        names = sorted(cast('Mapping[str, object]', skills))
+        if self.seen is not None and names != self.seen:
+            await get_context().send_notification(mcp_types.ResourceListChangedNotification())
+        self.seen = names
+        return skills
+
+
+def test_a_list_change_the_server_announces_is_read_at_the_next_run(tmp_path: Path) -> None:
+    root = write_served_skills(tmp_path / 'served')
+    source = MCPSkillSource(FastMCP('team', providers=[Announcing(root, reload=True)]))
+    try:
+        skills = Skills(sources=[source])
+        write_skill(root, 'triage', 'Sort the incoming issues.', description='Triage new issues.')
+        script = Script([[call('load_skill', name='review')], [call('load_skill', name='triage')]])
+        first = Agent(script.model(), capabilities=[skills]).run_sync('review').all_messages()
+        second = Agent(Script([[call('load_skill', name='triage')]]).model(), capabilities=[skills]).run_sync('triage')
+    finally:
+        source.close()
+    assert 'Review the change' in tool_returns(first, 'load_skill')[0]
+    assert tool_returns(first, 'load_skill')[1].startswith("There is no skill named 'triage'.")  # not listed yet
+    assert 'Sort the incoming issues.' in tool_returns(second.all_messages(), 'load_skill')[0]
