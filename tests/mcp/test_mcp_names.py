@@ -4,6 +4,7 @@ skill added on the server picked up on `refresh()`, or at the next run when the 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -129,3 +130,21 @@ def test_a_list_change_the_server_announces_is_read_at_the_next_run(tmp_path: Pa
     assert 'Review the change' in tool_returns(first, 'load_skill')[0]
     assert tool_returns(first, 'load_skill')[1].startswith("There is no skill named 'triage'.")  # not listed yet
     assert 'Sort the incoming issues.' in tool_returns(second.all_messages(), 'load_skill')[0]
+
+
+def test_a_skill_removed_from_the_server_answers_that_it_is_no_longer_served(tmp_path: Path) -> None:
+    root = write_served_skills(tmp_path / 'served')
+    source = MCPSkillSource(directory_server('team', root))
+    try:
+        skills = Skills(sources=[source])
+        shutil.rmtree(root / 'deploy')
+        script = Script([[call('load_skill', name='deploy')], [call('load_skill', name='review')]])
+        messages = Agent(script.model(), capabilities=[skills]).run_sync('deploy').all_messages()
+    finally:
+        source.close()
+    gone, loaded = tool_returns(messages, 'load_skill')
+    assert gone == (
+        "The skill 'deploy' can no longer be read (its MCP server no longer serves it; use another skill). "
+        'Use another skill or carry on without it.'
+    )
+    assert 'Review the change' in loaded  # the server is not taken for down

@@ -27,8 +27,9 @@ __all__ = ('ServerConnection', 'ServerDown', 'ServerRefused')
 
 T = TypeVar('T')
 
-_ANSWERS = frozenset({mcp_types.INVALID_PARAMS, mcp_types.METHOD_NOT_FOUND, mcp_types.INVALID_REQUEST})
-"""MCP error codes that are the server's answer to the request, not a sign that it is gone."""
+_GONE = frozenset({mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT})
+"""MCP error codes that say the server is gone or stopped answering; any other is its answer to the request (an
+unknown skill, a resource it no longer has)."""
 
 
 class ServerDown(Exception):
@@ -127,7 +128,7 @@ class ServerConnection:
         except (ValueError, ServerRefused):
             raise
         except MCPError as error:
-            if error.error.code in _ANSWERS:
+            if error.error.code not in _GONE:
                 raise ServerRefused(error.error.message) from error
             self._drop(client, str(error) or type(error).__name__)
             raise ServerDown(self._problem) from error
