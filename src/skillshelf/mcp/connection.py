@@ -52,7 +52,6 @@ class ServerConnection:
         self._template = client
         self._timeout = timeout
         self._retry_after = retry_after
-        self._label = label
         self.sessions = 0
         """Sessions opened so far."""
         self.changes = 0

@@ -90,7 +90,7 @@ class MCPSkillSource:
         client = server if isinstance(server, Client) else _client(server, timeout, connection)
         self._connection = ServerConnection(client, timeout=timeout, retry_after=retry_after, label=self.label)
         connection.append(self._connection)
-        self._skills: dict[tuple[str, tuple[tuple[str, str], ...]], Skill[Any]] = {}
+        self._skills: dict[tuple[str, bool, tuple[tuple[str, str], ...]], Skill[Any]] = {}
         self._listed: SourceSkills | None = None
         # A source dropped without `close()` ends its session when it is collected (not at exit: the process ends it).
         weakref.finalize(self, self._connection.close).atexit = False
@@ -106,10 +106,11 @@ class MCPSkillSource:
         return (self._connection.sessions, self._connection.changes)
 
     def read_skills(self) -> SourceSkills:
-        """The server's skills now, in its order; those it lists before it could be reached stay as last read.
+        """The server's skills now, in its order; while it cannot be reached, those of the last read (before any
+        read, none, and a skipped entry that says why).
 
-        Raises:
-            SkillError: the server answers but does not serve skills (the Skills extension).
+                Raises:
+                    SkillError: the server answers but does not serve skills (the Skills extension).
         """
         self._connection.connect()
         version = (self._connection.sessions, self._connection.changes)
@@ -144,8 +145,9 @@ class MCPSkillSource:
         return True
 
     def digests(self) -> dict[str, dict[str, str]]:
-        """Each skill of the last read, by the name it is offered under, with its files' digests as the server
-        listed them (`{'SKILL.md': 'sha256:…', 'scripts/run.py': 'sha256:…'}`): what every fetch is verified against."""
+        """Each skill of the last read, by its name in this source (the library offers one whose name another source
+        has as `<namespace>-<name>`), with its files' digests as the server listed them (`{'SKILL.md': 'sha256:…',
+        'scripts/run.py': 'sha256:…'}`): what every fetch is verified against."""
         if self._listed is None:
             return {}
         return {skill.name: dict(cast(MCPContent, skill.content).digests) for skill in self._listed.skills}
@@ -158,14 +160,15 @@ class MCPSkillSource:
         namespace = self.namespace or _as_name(self._connection.server_name) or 'mcp'
         names = Counter(entry.frontmatter.name for entry in entries)
         found = SourceSkills()
-        kept: dict[tuple[str, tuple[tuple[str, str], ...]], Skill[Any]] = {}
+        kept: dict[tuple[str, bool, tuple[tuple[str, str], ...]], Skill[Any]] = {}
         for entry in entries:
             origin = f'{self.label} {entry.uri}'
             files = _files(entry)
             if isinstance(files, SkippedSkill):
                 found.skipped.append(skipped(origin, files.problem))
                 continue
-            key = (entry.uri, tuple(sorted((path, digest) for path, (digest, _) in files.items())))
+            alone = names[entry.frontmatter.name] == 1  # else named by its path
+            key = (entry.uri, alone, tuple(sorted((path, digest) for path, (digest, _) in files.items())))
             skill = self._skills.get(key) or _skill(entry, files, origin, names, namespace, self._connection)
             if isinstance(skill, str):
                 found.skipped.append(skipped(origin, skill))
