@@ -199,10 +199,28 @@ def load_reply_row(results: Results, skill: str) -> dict[str, Any]:
     return next(r for r in results['load_replies']['rows'] if r['skill'] == skill)
 
 
+def _scan_figures() -> Iterator[tuple[str, Figure]]:
+    """The content scan's figures (`scan.json`)."""
+    yield (
+        'scan.malicious.detected',
+        lambda r: f'{r["scan"]["malicious"]["detected"]} of {r["scan"]["malicious"]["variants"]}',
+    )
+    yield 'scan.malicious.classes', lambda r: count(len(r['scan']['malicious']['classes']))
+    yield 'scan.public.skills', lambda r: count(sum(row.get('skills', 0) for row in r['scan']['public']))
+    yield 'scan.public.critical', lambda r: count(sum(len(row.get('critical', [])) for row in r['scan']['public']))
+    yield 'scan.corpus.critical', lambda r: count(r['scan']['corpus']['critical_skills'])
+    yield 'scan.corpus.critical_pct', lambda r: f'{100 * r["scan"]["corpus"]["critical_share"]:.2f}'
+    yield 'scan.corpus.scan_s', lambda r: f'{r["scan"]["corpus"]["scan_s"]:.1f}'
+    yield 'scan.corpus.build_off_s', lambda r: f'{r["scan"]["corpus"]["build_off_s"]:.1f}'
+    yield 'scan.corpus.build_refuse_s', lambda r: f'{r["scan"]["corpus"]["build_refuse_s"]:.1f}'
+    yield 'scan.corpus.build_cached_s', lambda r: f'{r["scan"]["corpus"]["build_refuse_cached_s"]:.1f}'
+
+
 def _figures() -> Iterator[tuple[str, Figure]]:
     """Every figure's name and how it is computed, by results file. A name says where its value comes from:
     `<results file>.<dataset or size>.<measure>`."""
     yield 'quickstart.request.min', quickstart(min)
+    yield from _scan_figures()
     yield 'quickstart.request.max', quickstart(max)
     yield 'quickstart.everything', lambda r: count(r['quickstart_cost']['everything_in_context_chars'])
 

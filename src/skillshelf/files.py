@@ -11,13 +11,18 @@ followed only by walking its target again from the folder, and refused once it w
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, ParamSpec, TypeVar
+
+_P = ParamSpec('_P')
+_R = TypeVar('_R')
 
 _O_NONBLOCK = getattr(os, 'O_NONBLOCK', 0)
 """Opening a FIFO without it blocks until a writer appears: a hang, not an error."""
@@ -77,6 +82,28 @@ class ReadPolicy:
 
 DEFAULT_READ_POLICY = ReadPolicy()
 """Files with other hard links are refused."""
+
+
+def takes_the_old_flag(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """`function`, which takes `policy=ReadPolicy(...)`, still taking the flag the policy replaced there for this
+    release, with a `DeprecationWarning`: the flag lives on the policy alone, not threaded through every caller."""
+    where = function.__qualname__.removesuffix('.__init__')
+
+    @functools.wraps(function)
+    def taking_the_flag(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if 'allow_hard_links' in kwargs:
+            warnings.warn(
+                f'{where}(allow_hard_links=...) is deprecated: pass policy=ReadPolicy(allow_hard_links=...) '
+                '(ReadPolicy from skillshelf)',
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            kwargs['policy'] = ReadPolicy(bool(kwargs.pop('allow_hard_links')))
+        return function(*args, **kwargs)
+
+    return taking_the_flag
+
+
 _ANY_FILE = ReadPolicy(allow_hard_links=True)
 """The policy of `open_regular_file`, which opens a file by its path, beneath no folder."""
 

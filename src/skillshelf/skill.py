@@ -16,7 +16,7 @@ from ._text import shown
 from .content import FolderContent, SkillContent, TextContent, read_text, safe_relative_path
 from .content.folder import hold_skill_folder
 from .errors import ResourceError, SkillError, SkillFormatError, SkillFormatWarning, SkillWarning
-from .files import ReadPolicy
+from .files import DEFAULT_READ_POLICY, ReadPolicy, takes_the_old_flag
 from .markdown.flags import invocation_flag
 from .markdown.frontmatter import FormatDeviation, SkillFile, name_problem, read_frontmatter, read_markdown
 from .markdown.schema import Frontmatter, split_tool_patterns, unencodable
@@ -108,18 +108,18 @@ class Skill(Generic[AgentDepsT]):
                 self._function_toolset().add_function(tool)
 
     @classmethod
-    def from_folder(cls, folder: str | Path, *, allow_hard_links: bool = False) -> Skill[Any]:
+    @takes_the_old_flag
+    def from_folder(cls, folder: str | Path, *, policy: ReadPolicy = DEFAULT_READ_POLICY) -> Skill[Any]:
         """Read a skill from a folder holding a `SKILL.md`; its body is read only when the skill is loaded.
 
-        Every later read of the skill's files stays beneath this folder as it is now (see `SkillFile`).
-        `allow_hard_links` serves files that have other hard links (refused by default: their other names
-        may lie outside the folder).
+        Every later read of the skill's files stays beneath this folder as it is now (see `SkillFile`), as
+        `policy` says (see `ReadPolicy`: by default, files with other hard links are refused).
 
         Raises:
             SkillFormatError: the folder or its `SKILL.md` is missing, or breaks the Agent Skills format.
         """
         try:
-            held = hold_skill_folder(folder, check_containment=False, policy=ReadPolicy(allow_hard_links))
+            held = hold_skill_folder(folder, check_containment=False, policy=policy)
         except ResourceError as error:
             raise SkillFormatError(Path(folder), str(error)) from None
         skill_file = SkillFile(held)

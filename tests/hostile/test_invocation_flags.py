@@ -190,7 +190,8 @@ def test_odd_unicode_names_are_skipped_with_a_warning_never_raised(tmp_path: Pat
     with open(os.path.join(os.fsencode(commands), b'b\xffd.md'), 'w') as file:
         file.write('Do it.\n')
 
-    capability, said = warned_build(directories=skills, command_directories=[commands])
+    # The content scan refuses the right-to-left override by default (see tests/scan); names are this test's concern.
+    capability, said = warned_build(directories=skills, command_directories=[commands], scan='warn')
     names = sorted(capability.library.skills)
     assert names == ['a', *sorted(odd)]  # every odd name falls back to its folder's, with a warning
     assert (

@@ -23,12 +23,14 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from skillshelf import Skill
+from skillshelf import LibraryOptions, Skill, SkillLibrary
 from skillshelf._gc import gc_paused
+from skillshelf.content import FolderContent
 from skillshelf.library import confusables, index
 from skillshelf.library.confusables import skeleton
 from skillshelf.markdown import guarded_yaml, names
 from skillshelf.ranking import negatives, tokenize, when_to_use
+from skillshelf.ranking.cache import CACHE_MIN_SKILLS
 
 from skill_files import write_skill
 
@@ -216,3 +218,38 @@ def test_the_contraction_search_is_only_skipped_without_an_apostrophe(piece: str
     normalised = piece if piece.isascii() else unicodedata.normalize('NFKC', piece).lower()
     expected = tokenize._WORD.findall(tokenize._CONTRACTION.sub(' ', normalised))  # pyright: ignore[reportPrivateUsage]
     assert tokenize._piece_words(piece) == expected  # pyright: ignore[reportPrivateUsage]
+
+
+def _kept(library: SkillLibrary) -> dict[str, bytes | None]:
+    """What each folder skill's `SKILL.md` holds for its next read (taken, so asking twice finds nothing)."""
+    return {
+        skill.name: skill.content.skill_file.take_kept()
+        for skill in library.skills.values()
+        if isinstance(skill.content, FolderContent)
+    }
+
+
+def test_discovery_hands_its_bytes_to_the_first_body_read_then_lets_them_go(tmp_path: Path, cache_dir: Path) -> None:
+    root = tmp_path / 'lib'
+    for number in range(CACHE_MIN_SKILLS):  # enough skills for the index to be cached, so the second build reads none
+        write_skill(
+            root, f'skill-{number:03}', f'Run the converter {number}.', description=f'Converts format {number} files.'
+        )
+    library = SkillLibrary.build(options=LibraryOptions(directories=[root]))
+    kept = _kept(library)
+    assert kept == {name: (root / name / 'SKILL.md').read_bytes() for name in kept}  # the bytes discovery read
+    assert len(kept) == CACHE_MIN_SKILLS
+    assert _kept(library) == dict.fromkeys(kept)  # handed over once
+
+    for _ in range(2):  # cold (the index reads every body), then cached (it reads none): nothing is held after
+        library = SkillLibrary.build(options=LibraryOptions(directories=[root]))
+        assert library.search('converter 7', 1)[0].name == 'skill-007'
+        assert set(_kept(library).values()) == {None}
+    cache_file = library.index_cache_path()
+    assert cache_file is not None
+    assert cache_file.exists()
+
+    (root / 'skill-007' / 'SKILL.md').write_text('---\nname: skill-007\ndescription: Converts.\n---\nEdited body.\n')
+    edited = library.get('skill-007')
+    assert edited is not None
+    assert edited.load_instructions() == 'Edited body.'

@@ -4,6 +4,7 @@ points) and git repositories, each loaded by a real `Agent` run; hostile entries
 from __future__ import annotations
 
 import multiprocessing
+import os
 import subprocess
 import zipfile
 from collections.abc import Hashable
@@ -21,6 +22,7 @@ from skillshelf import (
     LibraryOptions,
     PackageSource,
     ReadPolicy,
+    ResourceError,
     Skill,
     SkillError,
     SkillFormatError,
@@ -381,6 +383,25 @@ def test_workers_starting_together_share_one_clone(tmp_path: Path) -> None:
 
 
 def test_directory_source_still_takes_allow_hard_links_with_a_warning(tmp_path: Path) -> None:
-    with pytest.warns(DeprecationWarning, match=r'policy=ReadPolicy\(allow_hard_links=\.\.\.\)'):
-        source = DirectorySource(tmp_path, allow_hard_links=True)
+    with pytest.warns(DeprecationWarning, match=r'policy=ReadPolicy\(allow_hard_links=\.\.\.\)') as caught:
+        source = DirectorySource(tmp_path, allow_hard_links=True)  # pyright: ignore[reportCallIssue]
     assert source.policy == ReadPolicy(allow_hard_links=True)
+    assert caught[0].filename == __file__
+    assert str(caught[0].message).startswith('DirectorySource(allow_hard_links')
+
+
+def test_skill_from_folder_still_takes_allow_hard_links_with_a_warning(tmp_path: Path) -> None:
+    folder = write_skill(tmp_path / 'lib', 'pdf-forms', files={'guide.md': 'Fill the form.'})
+    os.link(folder / 'guide.md', tmp_path / 'other-name.md')  # a second name, outside the folder
+    with pytest.warns(
+        DeprecationWarning, match=r'Skill.from_folder\(allow_hard_links=\.\.\.\) is deprecated'
+    ) as caught:
+        skill = Skill.from_folder(folder, allow_hard_links=True)  # pyright: ignore[reportCallIssue]
+    assert caught[0].filename == __file__
+    assert (
+        skill.read_resource('guide.md')
+        == Skill.from_folder(folder, policy=ReadPolicy(allow_hard_links=True)).read_resource('guide.md')
+        == 'Fill the form.'
+    )
+    with pytest.raises(ResourceError, match='other hard links'):
+        Skill.from_folder(folder).read_resource('guide.md')

@@ -7,7 +7,11 @@ gives one per test.
 - `harness`: pydantic-ai-harness's `BubblewrapSandbox(LocalWorkspace(...))`, with harness `FileSystem` and `Shell` as
   the model's tools. Harness pins `pydantic-ai-slim` (0.62: 2.62.0), so it cannot be installed beside the main test
   environment's pydantic-ai; there this variant is skipped, and CI runs these modules again in `.venv-harness`,
-  where it runs (`.ci/run`).
+  where it runs (`.ci/run`);
+- `docker`: harness's `DockerSandbox` with harness `FileSystem` and `Shell`: each conversation in a container of an
+  image built here from Debian packages (`document_image`), with no network, on a daemon the session starts if none
+  answers (`docker_daemon`); skipped like `harness`, and where Docker cannot run unless CI requires it
+  (`SKILLSHELF_REQUIRE_DOCKER`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from skillshelf import Skills, SkillSandbox
 from skillshelf.sandbox import SandboxWorkspace
 from skillshelf.scripts import ScriptLimits
 
+from docker_containers import Containers
 from scripted_model import Script
 
 SKILLS = Path(__file__).resolve().parents[1] / 'tools' / 'document_skills'
@@ -57,6 +62,8 @@ class Place:
     folder: Path | None = None
     """The host folder of a local workspace (also the one harness's sandbox binds)."""
     sandbox: SkillSandbox | None = None
+    containers: Containers | None = None
+    """The test's containers, for `docker`."""
     backend: WorkspaceBackend | None = field(default=None, init=False)
 
     def agent(self, model: Script, limits: ScriptLimits | None = None) -> Agent[None, str]:
@@ -81,6 +88,12 @@ class Place:
         if self.folder is not None:
             (self.folder / path).write_bytes(data)
             return {}
+        if self.containers is not None:
+            if self.backend is None:  # the conversation's container, made before its first run
+                container: WorkspaceBackend = self.containers.backend()
+                self.backend = container
+            anyio.run(Workspace(self.backend).write_bytes, path, data)
+            return {'workspace': self.backend}
         assert self.sandbox is not None
         if self.backend is None:  # the conversation's workspace, made before its first run, for it alone
             self.backend = SandboxWorkspace(self.sandbox, conversation=CONVERSATION)
@@ -91,9 +104,11 @@ class Place:
         """Where the run's files are on this machine."""
         if self.folder is not None:
             return self.folder
-        assert self.sandbox is not None
         ref = result.response.workspace_ref
         assert ref is not None
+        if self.containers is not None:
+            return self.containers.copy_out(ref.id)
+        assert self.sandbox is not None
         folder = self.sandbox.folder(ref)
         assert folder is not None
         return folder

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,11 @@ from typing import Any
 import pytest
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 
-from skillshelf import SkillSandbox
+from skillshelf import SkillSandbox, SkillWarning
 
+from docker_containers import Containers
+from docker_daemon import docker_host  # noqa: F401  (the session's daemon, started when none answers)
+from document_image import document_image  # noqa: F401  (built once, kept in the daemon's cache)
 from document_places import Place, harness
 from sandbox_support import BWRAP_PROBLEM
 
@@ -27,13 +31,18 @@ def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> AbstractCapabil
     return SkillSandbox(tmp_path / 'workspaces')
 
 
-@pytest.fixture(params=['local', 'sandbox', 'harness'])
+PYTHON3_FALLBACK = 'run_skill_script runs Python scripts with the `python3` of the workspace'
+"""The developer's warning that a container's scripts run on its own `python3`: the image's, on purpose here."""
+
+
+@pytest.fixture(params=['local', 'sandbox', 'harness', 'docker'])
 def place(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Place]:
     """One conversation's workspace, set up as an application would (see `document_places`).
 
     Programs that keep settings in `HOME` (LibreOffice's user profile) get a home of the test's own: a local
-    workspace passes this process's `HOME` on, and harness's sandbox shows the host's home read-only. A test module
-    setting `HARNESS_NETWORK = True` gets harness's sandbox with `network=True` (see `test_office_workflows`).
+    workspace passes this process's `HOME` on, and harness's sandbox shows the host's home read-only (a container has
+    its own). A test module setting `HARNESS_NETWORK = True` gets harness's sandbox with `network=True` (see
+    `test_office_workflows`); a container never has a network.
     """
     folder = tmp_path / 'work'
     home = tmp_path / 'home'
@@ -42,6 +51,19 @@ def place(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
         folder.mkdir()
         monkeypatch.setenv('HOME', str(home))
         yield Place('local', [LocalWorkspace(folder)], skill_file_tools=True, folder=folder)
+        return
+    if request.param == 'docker':
+        package = harness()
+        image = request.getfixturevalue('document_image')
+        containers = Containers(package, image, copies=tmp_path / 'copied')
+        capabilities = [containers.capability(), package.FileSystem(), package.Shell()]
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings('ignore', PYTHON3_FALLBACK, SkillWarning)
+                yield Place('docker', capabilities, skill_file_tools=False, containers=containers)
+            assert containers.network_modes() <= {'none'}, 'every container of the test ran with --network none'
+        finally:
+            containers.remove()
         return
     if BWRAP_PROBLEM is not None:
         pytest.skip(BWRAP_PROBLEM)

@@ -8,8 +8,8 @@ and the skill packs it again; `pdf-form` lists a fillable PDF form's fields, fil
 writes and renders a PNG preview the model looks at. The Word file is built here with `zipfile`, the form with
 `pypdf`.
 
-Every test runs in three workspaces, as an application would set each up (`document_places`): `LocalWorkspace`,
-`SkillSandbox` and harness's `BubblewrapSandbox` (in CI's `.venv-harness`).
+Every test runs in four workspaces, as an application would set each up (`document_places`): `LocalWorkspace`,
+`SkillSandbox`, and harness's `BubblewrapSandbox` and `DockerSandbox` (in CI's `.venv-harness`).
 """
 
 from __future__ import annotations

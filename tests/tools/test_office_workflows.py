@@ -5,8 +5,9 @@ made with the npm package `docx` and converted to PDF.
 The skills are the tests' own (`tests/tools/document_skills`: `sheet-recalc`, `slide-deck`, `word-letter`) and use
 the same tools as the office skills people install: `soffice` (a Basic macro in the user profile, `--convert-to
 pdf`), poppler's `pdftoppm`, and npm packages installed globally. Each test runs in `LocalWorkspace`, `SkillSandbox`
-and harness's `BubblewrapSandbox` (`document_places`), and skips only where a program is not installed; CI installs
-them all and sets `SKILLSHELF_REQUIRE_OFFICE`, which turns those skips into failures.
+and harness's `BubblewrapSandbox` and `DockerSandbox` (`document_places`), and skips only where a program is not
+installed; CI installs them all and sets `SKILLSHELF_REQUIRE_OFFICE`, which turns those skips into failures (and
+`SKILLSHELF_REQUIRE_DOCKER` for the containers, whose image has them all).
 """
 
 from __future__ import annotations
@@ -39,9 +40,12 @@ LIBREOFFICE_LIMITS = ScriptLimits(timeout=180)
 SHEET = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main'
 
 
-def require(*programs: str, node_packages: tuple[str, ...] = ()) -> None:
+def require(place: Place, *programs: str, node_packages: tuple[str, ...] = ()) -> None:
     """Skip unless `programs` are on `PATH` and `node_packages` installed globally; where CI installed them
-    (`SKILLSHELF_REQUIRE_OFFICE`), fail instead."""
+    (`SKILLSHELF_REQUIRE_OFFICE`), fail instead. A container has its image's, not this machine's (`document_image`
+    installs them all)."""
+    if place.kind == 'docker':
+        return
     node_modules = global_node_modules()
     missing = [program for program in programs if shutil.which(program) is None]
     missing += [
@@ -148,7 +152,7 @@ def rgb_pixels(png: bytes) -> tuple[int, int, list[list[tuple[int, int, int]]]]:
 
 def test_a_workbooks_formulas_are_recalculated_by_a_libreoffice_basic_macro(place: Place) -> None:
     """The macro goes into LibreOffice's user profile under `HOME`, which must be writable where scripts run."""
-    require('soffice')
+    require(place, 'soffice')
     model = Script(
         [
             [call('load_skill', name='sheet-recalc')],
@@ -168,7 +172,7 @@ def test_a_workbooks_formulas_are_recalculated_by_a_libreoffice_basic_macro(plac
 
 def test_a_deck_made_with_pptxgenjs_is_rendered_to_an_image(place: Place) -> None:
     """`require('pptxgenjs')` finds the global npm package; LibreOffice and `pdftoppm` draw the slide."""
-    require('soffice', 'pdftoppm', 'node', node_packages=('pptxgenjs',))
+    require(place, 'soffice', 'pdftoppm', 'node', node_packages=('pptxgenjs',))
     model = Script(
         [
             [call('load_skill', name='slide-deck')],
@@ -208,7 +212,7 @@ def test_a_deck_made_with_pptxgenjs_is_rendered_to_an_image(place: Place) -> Non
 
 
 def test_a_letter_made_with_the_docx_package_is_converted_to_pdf(place: Place) -> None:
-    require('soffice', 'node', node_packages=('docx',))
+    require(place, 'soffice', 'node', node_packages=('docx',))
     lines = ['Dear Ada', 'Thank you for the engines.', 'Yours, Charles']
     model = Script(
         [

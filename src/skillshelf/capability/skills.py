@@ -30,6 +30,7 @@ from ..ranking.documents import DEFAULT_THRESHOLD
 from ..ranking.hybrid import DEFAULT_LEXICAL_WEIGHT
 from ..ranking.ranker import RankerFactory, SearchMode
 from ..ranking.semantic import Encoder
+from ..scan import ScanMode
 from ..scripts.limits import ScriptLimits, given_sandbox_limits, warn_ignored_sandbox_limits
 from ..skill import Skill
 from ..sources.base import SkillSource
@@ -108,6 +109,8 @@ class Skills(AbstractCapability[AgentDepsT]):
     """The score a reminder needs (`ReminderOptions.reminder_threshold`)."""
     strict: bool = False
     """Raise on any broken or shadowed skill (`LibraryOptions.strict`)."""
+    scan: ScanMode = 'refuse'
+    """The content scan of skills from directories and sources: `'refuse'`, `'warn'` or `'off'` (`LibraryOptions.scan`)."""
     search: SearchMode = 'lexical'
     """`'lexical'` or `'hybrid'` ranking (`SearchOptions.search`)."""
     encoder: Encoder | str | None = None

@@ -18,11 +18,13 @@ from typing import Any
 from .._gc import gc_paused
 from ..errors import SkillConflictError, SkillError, SkillWarning
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
+from ..scan import Finding, ScanMode
 from ..skill import Skill
 from ..sources.base import SkillSource, SkippedSkill, reports_version
 from ..sources.commands import is_command_skill
 from .confusables import skeleton
 from .name_filter import NameFilter
+from .screening import Screen
 
 __all__ = ('Collection', 'Intake', 'check_tool_names')
 
@@ -39,6 +41,8 @@ class Collection:
     """Each source's version as its read began, to tell later whether it changed."""
     deviations: list[FormatDeviation] = field(default_factory=list[FormatDeviation])
     """How the skills kept break the format in ways Claude Code or Codex tolerate (see `SourceSkills.deviations`)."""
+    flagged: list[Finding] = field(default_factory=list[Finding])
+    """The critical findings of the content scan in skills kept anyway (`scan='warn'`)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ class Intake:
     """The skills kept (`include`, `exclude`); the others are dropped as soon as they are read."""
     reserved_tool_names: frozenset[str] = frozenset()
     """Tool names no skill may use (the meta-tools)."""
+    scan: ScanMode = 'refuse'
+    """What the content scan does with the source skills' critical findings (see `LibraryOptions.scan`)."""
 
     def changed(self, versions: tuple[Hashable, ...]) -> bool:
         """Whether a source changed since it was read at `versions`; a source whose version cannot be checked now
@@ -83,6 +89,7 @@ class Intake:
         skipped: list[SkippedSkill] = []
         deviations: list[FormatDeviation] = []
         versions: list[Hashable] = []
+        screen = Screen(self.scan)
         for source in self.sources:
             try:
                 # Asked before the read, so a change during the read shows at the next check.
@@ -97,12 +104,15 @@ class Intake:
                 for problem in read.skipped  # a problem with a directory itself is always reported
                 if problem.path == root or self.selection.selects(_entry_name(problem.path))
             )
+            screened = not getattr(source, 'scans_on_publish', False)
             for skill in self._selected(read.skills):
-                _add_source_skill(by_name, names, skipped, skill)
+                if not screened or screen.admits(skill, skipped):
+                    _add_source_skill(by_name, names, skipped, skill)
             # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
             deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
-        return Collection(by_name, skipped, tuple(versions), deviations)
+        screen.done()
+        return Collection(by_name, skipped, tuple(versions), deviations, screen.flagged)
 
     def _selected(self, skills: Iterable[Skill[Any]]) -> list[Skill[Any]]:
         if not self.selection.include and not self.selection.exclude:

@@ -108,6 +108,12 @@ class SearchIndex:
 
     def _build(self) -> Ranker:
         skills = list(self._skills.values())
+        try:
+            return self._build_ranker(skills)
+        finally:
+            _forget_read_ahead(skills)
+
+    def _build_ranker(self, skills: list[Skill[Any]]) -> Ranker:
         headlines = _headlines(skills)
         if self.options.ranker is not None:
             chars = _RANKING.body_limit(len(skills))
@@ -181,6 +187,14 @@ class _BodyStarts:
             self._starts = [start[:chars] for start in self._starts]
         self._chars = chars
         return self._starts
+
+
+def _forget_read_ahead(skills: list[Skill[Any]]) -> None:
+    """Drop the `SKILL.md` bytes discovery kept for a first read of each body that this build did not make (a cached
+    index reads no body), so they are not held for the life of the process."""
+    for skill in skills:
+        if isinstance(skill.content, FolderContent):
+            skill.content.skill_file.forget_kept()
 
 
 def _body(skill: Skill[Any], chars: int) -> str:

@@ -14,12 +14,14 @@ from ..errors import SkillError, SkillFormatError, SkillFormatWarning, SkillWarn
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
 from ..ranking.documents import DEFAULT_THRESHOLD, SearchHit
 from ..ranking.ranker import SearchMode, SearchOptions
+from ..scan import Finding
 from ..skill import Skill
 from ..sources.base import SkippedSkill
 from ..sources.commands import COMMAND_SUFFIX, is_command_skill
 from .collection import Collection, Intake
 from .index import SearchIndex
 from .options import LibraryOptions
+from .screening import flagged_messages
 
 __all__ = ('SkillLibrary',)
 
@@ -46,6 +48,8 @@ class SkillLibrary:
     _auto_reload: bool = field(default=True, init=False, repr=False)
     _search_index: SearchIndex = field(default_factory=lambda: SearchIndex(SearchOptions()), init=False, repr=False)
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _flagged: list[Finding] = field(default_factory=list[Finding], init=False, repr=False)
+    """The critical findings of skills loaded anyway (`scan='warn'`), so a refresh warns only about new ones."""
 
     def __post_init__(self) -> None:
         self._search_index.use(self.skills, None)
@@ -76,7 +80,7 @@ class SkillLibrary:
         """
         options = options or LibraryOptions()
         sources = options.read_sources()
-        intake = Intake(tuple(skills), tuple(sources), options.selection, frozenset(reserved_tool_names))
+        intake = Intake(tuple(skills), tuple(sources), options.selection, frozenset(reserved_tool_names), options.scan)
         read = intake.collect()
         library = cls(read.skills, read.skipped, deviations=read.deviations)
         library._intake, library._auto_reload = intake, options.auto_reload
@@ -97,6 +101,9 @@ class SkillLibrary:
                     'or leave `strict` off to load it as Claude Code and Codex do)',
                 )
             warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=2)
+        for message in flagged_messages(read.flagged):
+            warnings.warn(SkillWarning(message), stacklevel=2)
+        library._flagged = read.flagged
         return library
 
     @property
@@ -141,6 +148,9 @@ class SkillLibrary:
         reported = set(self.deviations)
         for deviation in [deviation for deviation in fresh.deviations if deviation not in reported]:
             warnings.warn(SkillFormatWarning(str(deviation)), stacklevel=3)
+        for message in flagged_messages([finding for finding in fresh.flagged if finding not in set(self._flagged)]):
+            warnings.warn(SkillWarning(message), stacklevel=3)
+        self._flagged = fresh.flagged
         changed = _changed(self.skills, fresh.skills)
         gone = sorted(self.skills.keys() - fresh.skills.keys())
         removed = {**self.removed, **{name: _gone(self.skills[name]) for name in gone}}

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from ..errors import SkillError
 from ..files import ReadPolicy
+from ..scan import ScanMode, check_mode
 from ..sources.base import SkillSource
 from .locations import directory_sources
 from .name_filter import NameFilter, name_patterns
@@ -58,6 +59,13 @@ class LibraryOptions:
     """Check the directories and sources for added, removed or edited skills at the start of each run: one `stat`
     per skill, about 0.7 s per run at 100k skills. Turn it off for a library that does not change while the process
     runs."""
+    scan: ScanMode = 'refuse'
+    """The content scan of every skill a directory or source holds (Python skills are yours and are not scanned):
+    `'refuse'` skips a skill with a critical finding (code fetched or decoded and run, credentials sent out, hidden
+    characters or instructions, ...) with a `SkillWarning` naming each one; `'warn'` loads it and warns; `'off'` does
+    not scan (for a library scanned before, by `skillshelf scan` in CI). Changed skills are scanned again when they
+    are read again; a library of 200 skills or more keeps its findings on disk by file digest, so the next start
+    scans only what changed. A registry's skills are not scanned at load: its `publish` scanned them."""
 
     def __post_init__(self) -> None:
         for option in _PATH_OPTIONS:
@@ -66,6 +74,10 @@ class LibraryOptions:
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(f'the `{option}` option must be true or false, not {getattr(self, option)!r}')
         object.__setattr__(self, 'sources', tuple(resolve_sources(self.sources)))
+        try:
+            check_mode(self.scan)
+        except ValueError as error:
+            raise SkillError(str(error)) from None
         for option in ('include', 'exclude'):
             object.__setattr__(self, option, name_patterns(getattr(self, option), option))
 
@@ -100,7 +112,7 @@ class LibraryOptions:
         }
         values['include'] = [pattern for part in includes for pattern in part] if all(includes) else []
         values['standard_directories'] = any(part.standard_directories for part in parts)
-        flags = {option: getattr(parts[-1], option) for option in ('strict', 'allow_hard_links', 'auto_reload')}
+        flags = {option: getattr(parts[-1], option) for option in ('strict', 'allow_hard_links', 'auto_reload', 'scan')}
         return cls(**{**flags, **values, **latest})
 
 

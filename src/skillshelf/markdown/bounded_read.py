@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -40,11 +40,40 @@ class SkillFile:
 
     folder: HeldFolder
     """The skill folder as discovery accepted it, with its read policy."""
+    _read_ahead: list[tuple[bytes, tuple[int, ...]]] = field(
+        default_factory=list[tuple[bytes, tuple[int, ...]]], init=False, repr=False, compare=False
+    )
+
+    def keep_for_next_read(self, raw: bytes, listed: os.stat_result) -> None:
+        """Hand `raw`, the file's bytes just read, to the next `read_skill_file` of it, once, if the file is then
+        still as `listed` (its `stat` before the read): discovery reads every `SKILL.md` for its frontmatter, and
+        the first search reads every body again right after. A `stat` costs a fifth of a read."""
+        self._read_ahead[:] = [(raw, _identity(listed))]
+
+    def take_kept(self) -> bytes | None:
+        """The bytes `keep_for_next_read` kept, once, if the file is unchanged since; else `None`."""
+        if not self._read_ahead:
+            return None
+        raw, identity = self._read_ahead.pop()
+        try:
+            unchanged = _identity(os.stat(self.path)) == identity
+        except OSError:
+            return None
+        return raw if unchanged else None
+
+    def forget_kept(self) -> None:
+        """Drop what `keep_for_next_read` kept."""
+        self._read_ahead.clear()
 
     @cached_property  # asked for at every read, even one that reports nothing
     def path(self) -> str:
         """Where the file is, for messages."""
         return os.path.join(self.folder.path, SKILL_FILE)
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    """What tells a file apart from an edited or replaced one, as change detection does elsewhere."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def read_skill_file(skill_file: str | Path | SkillFile) -> bytes:
@@ -54,6 +83,8 @@ def read_skill_file(skill_file: str | Path | SkillFile) -> bytes:
         SkillFormatError: the file cannot be opened or read, or is too large.
     """
     if isinstance(skill_file, SkillFile):
+        if (kept := skill_file.take_kept()) is not None:
+            return kept
         descriptor, size = _open_beneath(skill_file)
         skill_file = skill_file.path
     else:

@@ -46,6 +46,7 @@ __all__ = (
     'FormatDeviation',
     'SkillFile',
     'name_problem',
+    'parse_frontmatter',
     'read_body',
     'read_frontmatter',
     'read_frontmatter_text',
@@ -83,15 +84,25 @@ _BOM = '\ufeff'.encode()
 def read_frontmatter(
     skill_file: str | Path | SkillFile, deviations: list[FormatDeviation] | None = None
 ) -> Frontmatter:
-    """Read and check the frontmatter of `skill_file`, leniently: what breaks the format but Claude Code or Codex
-    load anyway (see `lenient` and `_validate`) is read as they read it, and each deviation is appended to
-    `deviations` when it is given, else emitted as a `SkillFormatWarning`.
+    """Read and check the frontmatter of `skill_file` (see `parse_frontmatter`).
 
     Raises:
         SkillFormatError: the file is missing, unreadable, too large, or broken beyond what those tools load.
     """
+    return parse_frontmatter(skill_file, read_skill_file(skill_file), deviations)
+
+
+def parse_frontmatter(
+    skill_file: str | Path | SkillFile, raw: bytes, deviations: list[FormatDeviation] | None = None
+) -> Frontmatter:
+    """Check the frontmatter of `raw`, the bytes of `skill_file`, leniently: what breaks the format but Claude Code
+    or Codex load anyway (see `lenient` and `_validate`) is read as they read it, and each deviation is appended to
+    `deviations` when it is given, else emitted as a `SkillFormatWarning`.
+
+    Raises:
+        SkillFormatError: the frontmatter is broken beyond what those tools load.
+    """
     found: list[FormatDeviation] = []
-    raw = read_skill_file(skill_file)
     path = _path_of(skill_file)
     # Split as bytes, and only the frontmatter decoded: the same text as decoding the file with `surrogateescape` and
     # splitting that (`---` and line breaks are ASCII, which UTF-8 never holds inside another character).

@@ -82,6 +82,10 @@ class SkillRegistry:
     reports_version = True
     """A read says which registry version it is as of (see `SourceSkills.version`): no separate query for it."""
 
+    scans_on_publish = True
+    """A library does not scan a registry's skills at load (that would read every body and file at start): `publish`
+    scanned them, and refused a critical finding unless forced."""
+
     def __init__(
         self, url: str | sa.URL | sa.Engine, *, version: int | None = None, pins: Mapping[str, int] | None = None
     ) -> None:
@@ -145,27 +149,33 @@ class SkillRegistry:
         then only the rows each change made."""
         return self._reader.rows
 
-    def publish(self, folder: str | Path) -> Skill[Any]:
+    def publish(self, folder: str | Path, *, force: bool = False) -> Skill[Any]:
         """Publish the skill folder `folder` (its `SKILL.md` and every file, byte for byte) as the skill's next
         revision. Returns the skill as published.
 
+        The content scan runs first (see `skillshelf scan`): a skill with a critical finding is not published
+        unless `force` (say, after a person read it).
+
         Raises:
             SkillFormatError: the folder is not a valid skill, or a file cannot be stored (each is named): more than
-                `MAX_LISTED_RESOURCES` files, one over `MAX_FILE_BYTES`, all over `MAX_SKILL_BYTES` together.
+                `MAX_LISTED_RESOURCES` files, one over `MAX_FILE_BYTES`, all over `MAX_SKILL_BYTES` together; or
+                the scan refused it.
         """
-        return self.publish_many([folder])[0]
+        return self.publish_many([folder], force=force)[0]
 
-    def publish_many(self, folders: Iterable[str | Path]) -> list[Skill[Any]]:
+    def publish_many(self, folders: Iterable[str | Path], *, force: bool = False) -> list[Skill[Any]]:
         """Publish several skill folders like `publish`, in one transaction: workers see all of them or none, and a
         large library is published in one commit instead of one per skill.
 
         Raises:
-            SkillFormatError: a folder is not a valid skill, a file cannot be stored, or two folders hold skills of
-                the same name; nothing is published.
+            SkillFormatError: a folder is not a valid skill, a file cannot be stored, two folders hold skills of
+                the same name, or the scan refused one (unless `force`); nothing is published.
         """
-        return self._store([store.prepare_folder(self.label, folder) for folder in folders])
+        return self._store([store.prepare_folder(self.label, folder) for folder in folders], force)
 
-    def publish_markdown(self, text: str, files: Mapping[str, str | bytes] | None = None) -> Skill[Any]:
+    def publish_markdown(
+        self, text: str, files: Mapping[str, str | bytes] | None = None, *, force: bool = False
+    ) -> Skill[Any]:
         """Publish a skill from `SKILL.md` text and its files (text or bytes, by relative path; see
         `Skill.from_markdown`) as its next revision; the checks are a folder skill's. Returns the skill as published.
 
@@ -173,9 +183,11 @@ class SkillRegistry:
             SkillFormatError: the text breaks the format, or a file's path is unsafe, one is over `MAX_FILE_BYTES`,
                 all are over `MAX_SKILL_BYTES`, or there are more than `MAX_LISTED_RESOURCES` files.
         """
-        return self._store([store.prepare_markdown(self.label, text, files)])[0]
+        return self._store([store.prepare_markdown(self.label, text, files)], force)[0]
 
-    def _store(self, prepared: Sequence[store.Prepared]) -> list[Skill[Any]]:
+    def _store(self, prepared: Sequence[store.Prepared], force: bool) -> list[Skill[Any]]:
+        if not force:
+            store.screen(prepared)
         with self.connect(writing=True) as connection:
             store.store(connection, prepared)
         return [item.skill for item in prepared]

@@ -25,10 +25,20 @@ from ..errors import ResourceError, SkillError, SkillFormatError
 from ..markdown.bounded_read import read_skill_file
 from ..markdown.frontmatter import FormatDeviation
 from ..ranking.lexical import RankingConfig
+from ..scan import refusal, scan_skill
 from ..skill import Skill, markdown_skill
 from .schema import blobs, catalog, files, revisions, state
 
-__all__ = ('BODY_START_CHARS', 'Prepared', 'prepare_folder', 'prepare_markdown', 'remove', 'rollback', 'store')
+__all__ = (
+    'BODY_START_CHARS',
+    'Prepared',
+    'prepare_folder',
+    'prepare_markdown',
+    'remove',
+    'rollback',
+    'screen',
+    'store',
+)
 
 BODY_START_CHARS = RankingConfig().body_chars
 """How much of each body the catalog row keeps: what search indexes, so ranking matches a folder library's."""
@@ -114,6 +124,18 @@ def prepare_markdown(
         'text': text,
     }
     return Prepared(skill, row, data)
+
+
+def screen(prepared: Sequence[Prepared]) -> None:
+    """The content scan of skills about to be published, as a library runs it at load.
+
+    Raises:
+        SkillFormatError: a skill has a critical finding (each is named); nothing is published.
+    """
+    for item in prepared:
+        critical = [finding for finding in scan_skill(item.skill) if finding.severity == 'critical']
+        if critical:
+            raise SkillFormatError(item.skill.origin, refusal(critical, 'publish it with `force=True` (`--force`)'))
 
 
 def store(connection: sa.Connection, prepared: Sequence[Prepared]) -> list[int]:

@@ -43,6 +43,7 @@ from .folders import Folders, Place, track_commands, workspace_deleted
 from .limits import SandboxLimits
 from .process import Finished, run_process
 from .usage import WATCH_INTERVAL, DiskWatch, folder_bytes
+from .use import in_use
 
 __all__ = (
     'FILE_OPERATION_TIMEOUT',
@@ -284,19 +285,20 @@ class SandboxWorkspace(WorkspaceBackend, SupportsCommands, SupportsFilesystem, S
                 os.close(filter_fd)  # bubblewrap has its own copy now
 
         try:
-            return await run_process(
-                command,
-                cwd=layout.folder,
-                env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')},
-                timeout=timeout,
-                max_capture=capture,
-                stdin=stdin,
-                stop_on_overflow=True,
-                watch=watch,
-                watch_interval=WATCH_INTERVAL,
-                started=started,
-                pass_fds=() if filter_fd is None else (filter_fd,),
-            )
+            async with in_use(layout.folder):  # recorded as used, and not pruned while it runs
+                return await run_process(
+                    command,
+                    cwd=layout.folder,
+                    env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')},
+                    timeout=timeout,
+                    max_capture=capture,
+                    stdin=stdin,
+                    stop_on_overflow=True,
+                    watch=watch,
+                    watch_interval=WATCH_INTERVAL,
+                    started=started,
+                    pass_fds=() if filter_fd is None else (filter_fd,),
+                )
         except OSError as error:
             raise workspace_deleted(layout.folder) or _launch_error(error, self._sandbox.bwrap) from None
         finally:

@@ -11,9 +11,12 @@ without one (`SandboxWorkspace(sandbox)`) opens only when the application passes
 conversation's when the application names one (`SkillSandbox.workspace(conversation=..., ref=...)`). A message
 history never opens a folder that is not its conversation's.
 
-User ids (agents running as root): each workspace gets the next id from `UID_BASE`, counted in `<root>/.next-uid`
-under a lock every agent process using the root shares, and never given out again: no two workspaces (and no process
-left over from a deleted one) share a process count.
+User ids (agents running as root): each workspace gets the next id from `UID_BASE`, counted once for the whole host
+(see `uids`) and never given out again: no two workspaces, under any root (and no process left over from a deleted
+one), share a process count.
+
+Use: every operation through a backend records it, and a workspace where a command runs is in use (see `use`);
+`prune` deletes only workspaces unused for its age and running nothing.
 
 The root must be the agent user's own and closed to others, and every workspace is checked before it is used: no
 link followed, owned as the sandbox made it, a user id it gave out (see `root`).
@@ -38,27 +41,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic_ai.workspaces import WorkspaceError, WorkspaceUnavailableError
+from pydantic_ai.workspaces import WorkspaceUnavailableError
 
 from .bubblewrap import HOME, WORKSPACE_MOUNT, host_path
-from .errors import ForeignWorkspaceError, WorkspaceDeletedError
-from .root import (
-    COUNTER,
-    LAST_UID,
-    UID_BASE,
-    locked,
-    opened_root,
-    read_text,
-    recorded_uids,
-    verified_owner,
-    write_atomic,
-)
+from .errors import ForeignWorkspaceError, UnsafeWorkspaceError, WorkspaceDeletedError
+from .private import write_atomic
+from .root import locked_root, opened_root, recorded_uids, verified_owner
+from .uids import UID_BASE, next_uid
+from .use import DELETED, idle_and_held, mark_used
 
 __all__ = ('UID_BASE', 'Folders', 'Place', 'stop_commands', 'track_commands', 'workspace_deleted')
 
 _ID = re.compile(r'[0-9a-f]{32}')
 _TRASH = '.trash-'
-_DELETED = 'the workspace no longer exists (it was deleted)'
 
 
 @dataclass(frozen=True)
@@ -102,12 +97,12 @@ class Folders:
 
     def create(self, conversation: str | None) -> tuple[str, Place]:
         """A new workspace belonging to `conversation` (to none: `None`); its id and folders."""
-        with opened_root(self.root) as root_fd, locked(self.root, root_fd):
-            # the user id is counted and recorded before the next creator looks
+        with opened_root(self.root) as root_fd, locked_root(self.root, root_fd):
             identifier = secrets.token_hex(16)
-            uid = self._next_uid(root_fd) if os.geteuid() == 0 else None
+            uid = next_uid(lambda: recorded_uids(root_fd)) if os.geteuid() == 0 else None
             os.mkdir(identifier, 0o700, dir_fd=root_fd)
             _write_owner(root_fd, identifier, conversation, uid)
+            mark_used(root_fd, identifier)
         place = Place(self.root / identifier, uid)
         home = place.folder / HOME.removeprefix(WORKSPACE_MOUNT + '/')
         home.mkdir(parents=True)
@@ -133,20 +128,20 @@ class Folders:
         with opened_root(self.root) as root_fd:
             owner = verified_owner(self.root, root_fd, identifier)
             if owner is None:
-                raise WorkspaceDeletedError(_DELETED)
+                raise WorkspaceDeletedError(DELETED)
             if not explicit and (owner.conversation is None or owner.conversation != conversation):
                 raise _foreign(identifier, owner.conversation)
             if explicit and conversation is not None and owner.conversation != conversation:
                 if owner.conversation is not None:
                     raise _foreign(identifier, owner.conversation, explicit=True)
                 _write_owner(root_fd, identifier, conversation, owner.uid)  # the application gives it its folder
-            with contextlib.suppress(OSError):  # last used, for `prune`
-                os.utime(f'{identifier}/owner.json', dir_fd=root_fd, follow_symlinks=False)
+            mark_used(root_fd, identifier)
         return Place(self.root / identifier, owner.uid)
 
     def check(self, identifier: str, conversation: str | None) -> None:
         """Refuse a message history's ref to workspace `identifier` unless it is `conversation`'s and as the sandbox
-        made it; a workspace that no longer exists is left for its first operation to report.
+        made it (a ref accepted is a use: a run reopens the workspace); a workspace that no longer exists is left for
+        its first operation to report.
 
         Raises:
             ForeignWorkspaceError: it belongs to another conversation, or to none.
@@ -157,8 +152,10 @@ class Folders:
             return
         with opened_root(self.root) as root_fd:
             owner = verified_owner(self.root, root_fd, identifier)
-        if owner is not None and (owner.conversation is None or owner.conversation != conversation):
-            raise _foreign(identifier, owner.conversation)
+            if owner is not None and (owner.conversation is None or owner.conversation != conversation):
+                raise _foreign(identifier, owner.conversation)
+            if owner is not None:  # a run reopens it: a use, even if the run does nothing in it
+                mark_used(root_fd, identifier)
 
     async def delete(self, identifier: str) -> bool:
         """Stop the workspace's commands and delete its folders (in a worker thread); whether there were any."""
@@ -173,21 +170,10 @@ class Folders:
 
     def _delete(self, identifier: str) -> bool:
         with opened_root(self.root) as root_fd:
-            return self._delete_in(root_fd, identifier)
-
-    def _delete_in(self, root_fd: int, identifier: str) -> bool:
-        path = self.root / identifier
-        trash = f'{_TRASH}{identifier}-{secrets.token_hex(4)}'
-        try:
-            os.rename(identifier, trash, src_dir_fd=root_fd, dst_dir_fd=root_fd)  # a link is moved, not followed
-        except FileNotFoundError:
-            return False
-        except OSError:
-            trash = identifier  # it cannot move (a read-only parent): removed where it is
-        # Stopped after the move: a command that ends when killed then finds its folder gone, and says so.
-        stop_commands(str(path / 'workspace'))
-        _remove_tree(self.root / trash)
-        return True
+            trash = self._trash(root_fd, identifier)
+        if trash is not None:
+            self._dispose(identifier, trash)
+        return trash is not None
 
     def _prune(self, cutoff: float) -> int:
         removed = 0
@@ -198,28 +184,35 @@ class Folders:
                     continue
                 if not _ID.fullmatch(name):
                     continue
-                with contextlib.suppress(OSError):
-                    used = os.stat(f'{name}/owner.json', dir_fd=root_fd, follow_symlinks=False).st_mtime
-                    if used < cutoff and self._delete_in(root_fd, name):
-                        removed += 1
+                trash = None
+                with contextlib.suppress(OSError, UnsafeWorkspaceError), idle_and_held(root_fd, name, cutoff) as idle:
+                    trash = self._trash(root_fd, name) if idle else None  # moved while nothing can start there
+                if trash is not None:
+                    self._dispose(name, trash)
+                    removed += 1
         return removed
 
-    def _next_uid(self, root_fd: int) -> int:
-        """The next unused user id (under the root's lock)."""
+    def _trash(self, root_fd: int, identifier: str) -> str | None:
+        """Move the workspace out of the way (gone at once for every reader); the name it now has, or `None` if
+        there was none."""
+        trash = f'{_TRASH}{identifier}-{secrets.token_hex(4)}'
         try:
-            uid = int(read_text(root_fd, COUNTER) or '')
-        except (OSError, ValueError):  # first use, or the counter was lost: start after every id recorded
-            uid = max(recorded_uids(root_fd), default=UID_BASE - 1) + 1
-        uid = max(uid, UID_BASE)
-        if uid > LAST_UID:
-            raise WorkspaceError(f'every user id from {UID_BASE:,} on has been given to a workspace under {self.root}')
-        write_atomic(root_fd, COUNTER, str(uid + 1))
-        return uid
+            os.rename(identifier, trash, src_dir_fd=root_fd, dst_dir_fd=root_fd)  # a link is moved, not followed
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return identifier  # it cannot move (a read-only parent): removed where it is
+        return trash
+
+    def _dispose(self, identifier: str, trash: str) -> None:
+        # Stopped after the move: a command that ends when killed then finds its folder gone, and says so.
+        stop_commands(str(self.root / identifier / 'workspace'))
+        _remove_tree(self.root / trash)
 
 
 def workspace_deleted(folder: str) -> WorkspaceDeletedError | None:
     """The error for a workspace whose `folder` is gone (it was deleted), or `None` while it is there."""
-    return None if os.path.isdir(folder) else WorkspaceDeletedError(_DELETED)
+    return None if os.path.isdir(folder) else WorkspaceDeletedError(DELETED)
 
 
 _RUNNING: dict[str, set[int]] = {}

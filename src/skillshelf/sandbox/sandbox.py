@@ -142,7 +142,11 @@ class SkillSandbox(AbstractCapability[Any]):
         return ref.provider == PROVIDER and await folders_of(self).delete(ref.id)
 
     async def prune(self, older_than: float) -> int:
-        """Delete the workspaces not used for `older_than` seconds (in a worker thread); returns how many."""
+        """Delete the workspaces not used for `older_than` seconds (in a worker thread); returns how many.
+
+        Any operation through a backend is a use (a command, a file operation, opening it by ref, a run reopening
+        it), and a workspace where a command or file operation is running, in any process of the host, is never
+        pruned (see `use`)."""
         return await folders_of(self).prune(older_than)
 
 

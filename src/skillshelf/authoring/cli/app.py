@@ -15,6 +15,7 @@ from .library_commands import index, list_skills, validate
 from .model_view_commands import catalog, search, show
 from .registry_commands import publish, rollback, unpublish
 from .render import one_line_warnings
+from .scan_command import scan
 from .serve_command import serve_mcp
 
 __all__ = ('app',)
@@ -22,7 +23,7 @@ __all__ = ('app',)
 app = typer.Typer(
     name='skillshelf',
     help='See your skills the way the model sees them: list, validate, show, catalog, search and evaluate them; '
-    'check what their scripts need; index them ahead of time.',
+    'check what their scripts need and scan what they contain; index them ahead of time.',
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -40,6 +41,7 @@ def _every_command(context: typer.Context) -> None:
 app.command('list')(list_skills)
 app.command()(validate)
 app.command()(check)
+app.command()(scan)
 app.command()(show)
 app.command()(catalog)
 app.command()(search)

@@ -46,9 +46,14 @@ def open_registry(url: str) -> SkillRegistry:
 def publish(
     directories: Annotated[list[Path], typer.Argument(help='Skill folders, or library directories holding them.')],
     registry: Annotated[str, typer.Option('--registry', '-r', help='The registry URL (see `list --registry`).')],
+    force: Annotated[
+        bool,
+        typer.Option('--force', help='Publish skills the content scan refuses (read them first: `skillshelf scan`).'),
+    ] = False,
 ) -> None:
     """Publish skills to a registry, each with every file byte for byte, as its next revision; every worker sees
-    them at its next run. Exits 1 if a skill could not be published (each is named, with why)."""
+    them at its next run. A skill with a critical finding of the content scan is not published unless `--force`.
+    Exits 1 if a skill could not be published (each is named, with why)."""
     from ...sources.directory import discover
 
     target = open_registry(registry)
@@ -60,7 +65,7 @@ def publish(
             for skill in found.skills:
                 assert skill.folder is not None
                 try:
-                    target.publish(skill.folder)
+                    target.publish(skill.folder, force=force)
                     entry = target.history(skill.name)[-1]
                 except SkillError as error:
                     err().print(f'not published: {error}', markup=False)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from .node_source import npm_install_packages
 
-__all__ = ('ShellFindings', 'shell_commands')
+__all__ = ('ShellFindings', 'command_lines', 'shell_commands', 'split_words')
 
 _NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.+-]*')
 _KEYWORDS_BEFORE_COMMAND = frozenset(
@@ -128,7 +128,7 @@ def shell_commands(text: str) -> ShellFindings:
     text = text[:MAX_SHELL_BYTES]
     functions = {match['name'] or match['bare'] for match in map(_FUNCTION.match, text.splitlines()) if match}
     scan = _Scan(functions)
-    for tokens in _token_lines(text, findings):
+    for _, tokens in command_lines(text, findings):
         scan.line(tokens)
     for command in scan.found:
         findings.commands[command] = command in scan.probed
@@ -159,7 +159,7 @@ class _Scan:
             self.found += [program for program in programs if program not in self.functions]
             for word in segment:
                 for inner in _substitutions(word) if depth < 3 else ():
-                    split = _split(inner)
+                    split = split_words(inner)
                     if split is not None:
                         self.line(split, depth + 1)
 
@@ -178,25 +178,27 @@ def _substitutions(word: str) -> list[str]:
     return found
 
 
-def _token_lines(text: str, findings: ShellFindings) -> Iterator[list[str]]:
-    """The words of each logical line (continued lines joined, a quote spanning lines read on), here-document
-    bodies left out."""
+def command_lines(text: str, findings: ShellFindings | None = None) -> Iterator[tuple[int, list[str]]]:
+    """The words of each logical line (continued lines joined, a quote spanning lines read on), each with the number
+    of the line it starts on, here-document bodies left out; lines that cannot be split are counted in `findings`."""
     lines = text.splitlines()
     index = 0
     rereads = MAX_REREADS
     while index < len(lines):
         line, index = lines[index], index + 1
+        start = index
         while line.endswith('\\') and index < len(lines):
             line, index = line[:-1] + ' ' + lines[index], index + 1
-        tokens = _split(line)
+        tokens = split_words(line)
         joined = 0
         while tokens is None and index < len(lines) and joined < MAX_JOINED_LINES and rereads:
             line, index, joined, rereads = line + '\n' + lines[index], index + 1, joined + 1, rereads - 1
-            tokens = _split(line)
+            tokens = split_words(line)
         if tokens is None:
-            findings.unread += 1
+            if findings is not None:
+                findings.unread += 1
             continue
-        yield tokens
+        yield start, tokens
         for position, token in enumerate(tokens[:-1]):
             if token in _HEREDOC:
                 end = tokens[position + 1].lstrip('-')  # `<<-EOF` splits as `<<`, `-EOF`
@@ -205,7 +207,7 @@ def _token_lines(text: str, findings: ShellFindings) -> Iterator[list[str]]:
                 index += 1
 
 
-def _split(line: str) -> list[str] | None:
+def split_words(line: str) -> list[str] | None:
     """The words of `line` as `shlex` splits them (runs of `();<>|&` are words of their own), `None` at an open
     quote. A line without quotes, escapes or `#` is split the same way by a regular expression, ten times faster."""
     if not _NEEDS_SHLEX.search(line):
