@@ -22,13 +22,18 @@ PACKAGE = ROOT / 'src' / 'skillshelf'
 DOC = ROOT / 'docs' / 'architecture.md'
 START, END = '<!--modules-->', '<!--/modules-->'
 
-ANNEXES = ('sandbox/', 'registry/', 'authoring/')
+ANNEXES = ('sandbox/', 'registry/', 'authoring/', 'mcp/')
 """The annexes: products beside the skills capability, each in a folder of its own; everything else is the core."""
 ENTRY_POINTS = {'__main__.py': 'authoring/'}
 """Modules beside the packages that belong to an annex: `python -m skillshelf` is the command line."""
-EDGES = {('capability/skills.py', 'sandbox/'), ('library/source_spec.py', 'registry/')}
+EDGES = {
+    ('capability/skills.py', 'sandbox/'),
+    ('library/source_spec.py', 'registry/'),
+    ('library/source_spec.py', 'mcp/'),
+}
 """The core's only ways into an annex, each an import inside a function: the default sandbox of `Skills(scripts=True)`
-and the registry a spec names. (`__init__.py` names annex classes as strings, imported when first used.)"""
+and the registry or MCP server a spec names. (`__init__.py` names annex classes as strings, imported when first
+used.)"""
 
 
 def modules() -> list[str]:

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from .library import LibraryOptions as LibraryOptions
     from .library import SkillLibrary as SkillLibrary
     from .markdown.lenient import FormatDeviation as FormatDeviation
+    from .mcp import MCPSkillSource as MCPSkillSource
     from .ranking.documents import (
         DEFAULT_THRESHOLD as DEFAULT_THRESHOLD,
     )
@@ -122,6 +123,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     '.library': ('LibraryOptions', 'SkillLibrary'),
     '.markdown.lenient': ('FormatDeviation',),
+    '.mcp': ('MCPSkillSource',),
     '.ranking.documents': ('DEFAULT_THRESHOLD', 'SearchDocument', 'SearchHit'),
     '.ranking.ranker': ('Ranker', 'RankerFactory', 'SearchOptions'),
     '.ranking.semantic': ('Encoder', 'SemanticUnavailableError'),

@@ -135,7 +135,7 @@ class Skill(Generic[AgentDepsT]):
         plugin it belongs to, which names it `plugin:name`."""
         content = FolderContent(skill_file)
         name = f'{plugin}:{front.name}' if plugin else front.name
-        return cls.from_content(name, front.description, content, metadata=_metadata(front), trusted=trusted)
+        return cls.from_content(name, front.description, content, metadata=frontmatter_metadata(front), trusted=trusted)
 
     @classmethod
     def from_content(
@@ -369,11 +369,11 @@ def markdown_skill(
             stacklevel=3,
         )
     return Skill.from_content(
-        front.name, front.description, TextContent(body, files, origin), metadata=_metadata(front)
+        front.name, front.description, TextContent(body, files, origin), metadata=frontmatter_metadata(front)
     )
 
 
-def _metadata(front: Frontmatter) -> dict[str, Any]:
+def frontmatter_metadata(front: Frontmatter) -> dict[str, Any]:
     """A skill's metadata from its frontmatter: unknown fields, `metadata`, and the known optional fields given."""
     known = {'license': front.license, 'compatibility': front.compatibility, 'allowed-tools': list(front.allowed_tools)}
     return {**(front.model_extra or {}), **front.metadata, **{key: value for key, value in known.items() if value}}

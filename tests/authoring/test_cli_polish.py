@@ -25,7 +25,19 @@ BROKEN = 'name: broken\ndescription:\n  what: a mapping, not text'
 """A frontmatter no reading can make a skill of: its description is not text."""
 GOOD = 'description: Formats Python code with black. Use when the user asks to format or tidy Python files.'
 
-COMMANDS = ('list', 'validate', 'check', 'show', 'catalog', 'search', 'index', 'eval', 'publish', 'unpublish')
+COMMANDS = (
+    'list',
+    'validate',
+    'check',
+    'show',
+    'catalog',
+    'search',
+    'index',
+    'eval',
+    'publish',
+    'unpublish',
+    'serve-mcp',
+)
 
 HEAVY = (
     'pydantic_ai',
@@ -34,6 +46,7 @@ HEAVY = (
     'httpx',
     'sqlalchemy',
     'fastembed',
+    'fastmcp',
     'skillshelf.library.library',
     'skillshelf.library.index',
     'skillshelf.skill',

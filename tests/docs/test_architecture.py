@@ -75,7 +75,7 @@ def test_the_core_imports_no_annex_but_through_its_lazy_edges() -> None:
             if (annex := architecture.wing(target)) != 'core':
                 (at_import_time if target in eager else lazy).add((module, annex))
     assert at_import_time == set()
-    assert lazy == architecture.EDGES | {('__init__.py', 'sandbox/')}  # the public names, under TYPE_CHECKING
+    assert lazy == architecture.EDGES | {('__init__.py', 'sandbox/'), ('__init__.py', 'mcp/')}  # public names
 
 
 def test_an_import_inside_a_function_or_for_type_checkers_is_not_at_import_time() -> None:
@@ -100,7 +100,7 @@ def test_an_agent_without_scripts_loads_no_annex(tmp_path: Path) -> None:
         'from skillshelf import Skills\n'
         f'agent = Agent(TestModel(), capabilities=[Skills(directories=[{str(tmp_path / "skills")!r}])])\n'
         'agent.run_sync("deploy it")\n'
-        'print(sorted(m for m in sys.modules if m.split(".")[1:2] in (["sandbox"], ["registry"], ["authoring"])))\n'
+        'print(sorted(m for m in sys.modules if m.split(".")[1:2] in (["sandbox"], ["registry"], ["authoring"], ["mcp"])))\n'
     )
     done = subprocess.run([sys.executable, '-c', program], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == '[]', done.stderr

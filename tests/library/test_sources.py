@@ -171,7 +171,7 @@ def test_a_source_that_fails_names_itself_and_a_refresh_keeps_the_last_skills() 
     ('value', 'message'),
     [
         (42, 'takes skill sources, import paths or short forms'),
-        ({'git': 'x', 'package': 'y'}, 'exactly one of package, entry_points, git, registry'),
+        ({'git': 'x', 'package': 'y'}, 'exactly one of package, entry_points, git, registry, mcp'),
         ({'package': 'acme', 'ref': 'main'}, "a 'package' source takes folder, not ref"),
         ('skill_fixtures:weather', 'does not name a skill source'),
     ],

@@ -1,7 +1,8 @@
 """Collecting a library: Python skills first, then every source in order, into one set of skills with unique names.
 
 When sources hold skills with the same name, or names that look alike (`dеplоy` with Cyrillic letters beside
-`deploy`, see `confusables`), the first one wins and the later ones are reported as skipped (like `PATH` lookup).
+`deploy`, see `confusables`), the first one wins and the later ones are reported as skipped (like `PATH` lookup),
+unless the later one's content offers a namespaced name (`namespaced_name`: an MCP server's skill), taken instead.
 A Python skill that clashes with another skill is a programming error and raises. The result is a value
 (`Collection`); nothing here keeps state between reads.
 """
@@ -183,6 +184,14 @@ def _add_source_skill(
     taken = names.clash(skill.name)
     if taken is None:
         by_name[skill.name] = skill
+        return
+    # A source may offer a skill under a second name when its own is taken (an MCP server's, prefixed by the server's
+    # namespace), so a served skill never takes another's place and is not lost either.
+    alias = getattr(skill.content, 'namespaced_name', None)
+    if isinstance(alias, str) and alias != skill.name and names.clash(alias) is None:
+        by_name[alias] = Skill.from_content(
+            alias, skill.description, skill.content, metadata=skill.metadata, trusted=skill.trusted
+        )
         return
     existing = by_name[taken]
     if existing.origin is None and taken == skill.name:

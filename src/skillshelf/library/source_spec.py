@@ -16,16 +16,17 @@ __all__ = ('SourceSpec', 'resolve_sources')
 
 SourceSpec = str | Mapping[str, Any]
 """An import path naming a source (or a list of them), or a short form such as `{'git': url, 'ref': 'v1.2'}` or
-`{'registry': url, 'version': 41}`."""
+`{'registry': url, 'version': 41}`, or `{'mcp': url}` (an MCP server serving skills)."""
 
 _FORMS = {
     'package': ('folder',),
     'entry_points': (),
     'git': ('ref', 'subdirectory', 'cache_dir'),
     'registry': None,
+    'mcp': ('namespace',),
 }
 """Each short form's key (its main value) and the other keys it takes; a registry's are the options of the registry
-annex's `RegistryPins`, checked there, so reading a spec imports no SQL toolkit."""
+annex's `RegistryPins`, checked there, so reading a spec imports no SQL toolkit (nor an `mcp` one, fastmcp)."""
 
 
 def resolve_sources(value: object) -> list[SkillSource]:
@@ -78,6 +79,10 @@ def _short_form(spec: Mapping[object, object]) -> SkillSource:
         _check_options(kind, options, [option.name for option in fields(RegistryPins)])
         return SkillRegistry(main, **options)
     _check_options(kind, options, cast('tuple[str, ...]', _FORMS[kind]))
+    if kind == 'mcp':
+        from ..mcp import MCPSkillSource  # the MCP annex, only when a spec names an MCP server
+
+        return MCPSkillSource(main, **options)
     if kind == 'package':
         return PackageSource(main, **options)
     if kind == 'entry_points':

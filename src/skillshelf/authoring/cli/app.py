@@ -17,6 +17,7 @@ from .model_view_commands import catalog, search, show
 from .registry_commands import publish, rollback, unpublish
 from .render import one_line_warnings
 from .scan_command import scan
+from .serve_command import serve_mcp
 
 __all__ = ('app',)
 
@@ -51,3 +52,4 @@ app.command('eval')(eval_command)
 app.command()(publish)
 app.command()(unpublish)
 app.command()(rollback)
+app.command('serve-mcp')(serve_mcp)
