@@ -16,6 +16,7 @@ from typing import Any
 
 from .._gc import gc_paused
 from ..errors import SkillConflictError, SkillError, SkillWarning
+from ..lock import SkillLock
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
 from ..skill import Skill
 from ..sources.base import SkillSource, SkippedSkill, reports_version
@@ -38,6 +39,8 @@ class Collection:
     """Each source's version as its read began, to tell later whether it changed."""
     deviations: list[FormatDeviation] = field(default_factory=list[FormatDeviation])
     """How the skills kept break the format in ways Claude Code or Codex tolerate (see `SourceSkills.deviations`)."""
+    refused: dict[str, str] = field(default_factory=dict[str, str])
+    """Skills the lock refused, by name, with why (each is in `skipped` too)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,8 @@ class Intake:
     """The skills kept (`include`, `exclude`); the others are dropped as soon as they are read."""
     reserved_tool_names: frozenset[str] = frozenset()
     """Tool names no skill may use (the meta-tools)."""
+    lock: SkillLock | None = None
+    """The lock file every source's skill is checked against (`LibraryOptions.lock`); `None`: none is."""
 
     def changed(self, versions: tuple[Hashable, ...]) -> bool:
         """Whether a source changed since it was read at `versions`; a source whose version cannot be checked now
@@ -82,6 +87,7 @@ class Intake:
         skipped: list[SkippedSkill] = []
         deviations: list[FormatDeviation] = []
         versions: list[Hashable] = []
+        refused: dict[str, str] = {}
         for source in self.sources:
             try:
                 # Asked before the read, so a change during the read shows at the next check.
@@ -97,11 +103,18 @@ class Intake:
                 if problem.path == root or self.selection.selects(_entry_name(problem.path))
             )
             for skill in self._selected(read.skills):
-                _add_source_skill(by_name, names, skipped, skill)
+                if (taken := names.clash(skill.name)) is not None:
+                    _shadowed(by_name, skipped, skill, taken, refused)
+                elif self.lock is not None and (refusal := self.lock.refusal(skill)) is not None:
+                    refused[skill.name] = refusal
+                    problem = f'refused: {refusal}; {self.lock.advice}'
+                    skipped.append(SkippedSkill(Path(skill.origin or skill.name), problem))
+                else:
+                    by_name[skill.name] = skill
             # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
             deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
-        return Collection(by_name, skipped, tuple(versions), deviations)
+        return Collection(by_name, skipped, tuple(versions), deviations, refused)
 
     def _selected(self, skills: Iterable[Skill[Any]]) -> list[Skill[Any]]:
         if not self.selection.include and not self.selection.exclude:
@@ -167,12 +180,13 @@ def _read_from(skill: Skill[Any]) -> str:
     return f'the command file {origin}' if is_command_skill(skill) else f'the skill from {origin}'
 
 
-def _add_source_skill(
-    by_name: dict[str, Skill[Any]], names: _Names, skipped: list[SkippedSkill], skill: Skill[Any]
+def _shadowed(
+    by_name: dict[str, Skill[Any]], skipped: list[SkippedSkill], skill: Skill[Any], taken: str, refused: dict[str, str]
 ) -> None:
-    taken = names.clash(skill.name)
-    if taken is None:
-        by_name[skill.name] = skill
+    """Skip a source's `skill` whose name is `taken` (or looks like it) by an earlier skill, or raise when that one
+    is a Python skill. A name the lock refused stays taken: a later source never stands in for a refused skill."""
+    if taken in refused:
+        skipped.append(SkippedSkill(Path(skill.origin or skill.name), f'shadowed by {taken!r}, which the lock refused'))
         return
     existing = by_name[taken]
     if existing.origin is None and taken == skill.name:

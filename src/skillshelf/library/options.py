@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from ..errors import SkillError
 from ..files import ReadPolicy
+from ..lock import SkillLock
 from ..sources.base import SkillSource
 from .locations import directory_sources
 from .name_filter import NameFilter, name_patterns
@@ -58,6 +59,10 @@ class LibraryOptions:
     """Check the directories and sources for added, removed or edited skills at the start of each run: one `stat`
     per skill, about 0.7 s per run at 100k skills. Turn it off for a library that does not change while the process
     runs."""
+    lock: str | Path | None = None
+    """A lock file (written by `skillshelf lock`): each skill of the directories and sources must have the content it
+    records, or it is refused with a `SkillWarning` naming the files that changed (the others load); a skill it does
+    not record is refused too. Python skills are not checked. `None`: no check."""
 
     def __post_init__(self) -> None:
         for option in _PATH_OPTIONS:
@@ -65,6 +70,8 @@ class LibraryOptions:
         for option in _FLAGS:
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(f'the `{option}` option must be true or false, not {getattr(self, option)!r}')
+        if self.lock is not None and not isinstance(self.lock, (str, Path)):
+            raise SkillError(f'the `lock` option must be the path of a lock file, not {self.lock!r}')
         object.__setattr__(self, 'sources', tuple(resolve_sources(self.sources)))
         for option in ('include', 'exclude'):
             object.__setattr__(self, option, name_patterns(getattr(self, option), option))
@@ -89,6 +96,14 @@ class LibraryOptions:
         )
         return [*directories, *cast('tuple[SkillSource, ...]', self.sources)]
 
+    def read_lock(self) -> SkillLock | None:
+        """The lock file the skills are checked against, read now; `None` without one.
+
+        Raises:
+            SkillError: the lock file is missing or is not one (see `read_lock`).
+        """
+        return None if self.lock is None else SkillLock.read(self.lock)
+
     @classmethod
     def merged(cls, parts: Sequence[LibraryOptions], **latest: Any) -> LibraryOptions:
         """The options of several libraries read as one: their directories, sources and `exclude` in order, an
@@ -100,7 +115,7 @@ class LibraryOptions:
         }
         values['include'] = [pattern for part in includes for pattern in part] if all(includes) else []
         values['standard_directories'] = any(part.standard_directories for part in parts)
-        flags = {option: getattr(parts[-1], option) for option in ('strict', 'allow_hard_links', 'auto_reload')}
+        flags = {option: getattr(parts[-1], option) for option in ('strict', 'allow_hard_links', 'auto_reload', 'lock')}
         return cls(**{**flags, **values, **latest})
 
 

@@ -22,9 +22,9 @@ import sqlalchemy as sa
 
 from .._text import shown
 from ..content import safe_relative_path
-from ..content.base import MAX_LISTED_RESOURCES, too_large
+from ..content.base import MAX_LISTED_RESOURCES, text_bytes, too_large
 from ..errors import ResourceError, SkillFormatError
-from ..markdown.frontmatter import read_markdown
+from ..markdown.frontmatter import SKILL_FILE, read_markdown
 from ..markdown.guarded_yaml import MAX_YAML_DEPTH, nested_deeper_than
 from ..skill import Skill
 from ..sources.base import SkippedSkill, SourceSkills, skipped
@@ -363,6 +363,16 @@ class RegistryContent:
         if hashlib.sha256(data).hexdigest() != found[1]:
             raise ResourceError(f'{shown(path)} no longer matches the checksum it was published with; it is not served')
         return data
+
+    def file_digests(self) -> dict[str, str]:
+        """Each stored file's SHA-256 (kept with it) and the `SKILL.md`'s, by path (see `lock.digest`)."""
+        row = self.reader.registry.fetch(sa.select(self.reader.raw(revisions.c.text)).where(self._revision))
+        if row is None:
+            raise SkillFormatError(self.origin, f'revision {self.revision} is no longer in the registry')
+        stored = sa.select(self.reader.raw(files.c.path), files.c.blob).where(self._files)
+        digests = {text(path, 'replace'): blob for path, blob in self.reader.registry.fetch_all(stored)}
+        raw = row[0] if isinstance(row[0], str) else text(row[0], 'surrogateescape')
+        return {**digests, SKILL_FILE: hashlib.sha256(text_bytes(raw)).hexdigest()}
 
     @property
     def _revision(self) -> sa.ColumnElement[bool]:
