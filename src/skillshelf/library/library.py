@@ -78,9 +78,12 @@ class SkillLibrary:
         """
         options = options or LibraryOptions()
         sources = options.read_sources()
-        intake = Intake(
-            tuple(skills), tuple(sources), options.selection, frozenset(reserved_tool_names), options.read_lock()
-        )
+        lock = options.read_lock()
+        if lock is not None:
+            for source in sources:  # a git source's periodic sync keeps to the lock (`GitSource.keep_to`)
+                if callable(keep_to := getattr(source, 'keep_to', None)):
+                    keep_to(frozenset(lock.lock.skills), str(lock.path))
+        intake = Intake(tuple(skills), tuple(sources), options.selection, frozenset(reserved_tool_names), lock)
         read = intake.collect()
         library = cls(read.skills, read.skipped, deviations=read.deviations, refused=read.refused)
         library._intake, library._auto_reload = intake, options.auto_reload

@@ -70,7 +70,7 @@ class LibraryOptions:
         for option in _FLAGS:
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(f'the `{option}` option must be true or false, not {getattr(self, option)!r}')
-        if self.lock is not None and not isinstance(self.lock, (str, Path)):
+        if (lock := cast(object, self.lock)) is not None and not isinstance(lock, (str, Path)):
             raise SkillError(f'the `lock` option must be the path of a lock file, not {self.lock!r}')
         object.__setattr__(self, 'sources', tuple(resolve_sources(self.sources)))
         for option in ('include', 'exclude'):

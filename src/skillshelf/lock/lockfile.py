@@ -68,7 +68,10 @@ class Lockfile:
 
     def dumps(self) -> str:
         """The lock file's text: JSON, keys sorted, two-space indents, ending with a newline."""
-        held = {'skillshelf-lock': LOCK_FORMAT, 'skills': {name: entry.as_json() for name, entry in self.skills.items()}}
+        held = {
+            'skillshelf-lock': LOCK_FORMAT,
+            'skills': {name: entry.as_json() for name, entry in self.skills.items()},
+        }
         return json.dumps(held, indent=2, sort_keys=True, ensure_ascii=False) + '\n'
 
     def write(self, path: str | Path) -> None:

@@ -12,8 +12,9 @@ import typer
 from .check_command import check
 from .eval_command import eval_command
 from .library_commands import index, list_skills, validate
+from .lock_commands import diff, lock
 from .model_view_commands import catalog, search, show
-from .registry_commands import publish, rollback, unpublish
+from .registry_commands import prune, publish, rollback, unpublish
 from .render import one_line_warnings
 
 __all__ = ('app',)
@@ -47,3 +48,6 @@ app.command('eval')(eval_command)
 app.command()(publish)
 app.command()(unpublish)
 app.command()(rollback)
+app.command()(prune)
+app.command()(lock)
+app.command()(diff)
