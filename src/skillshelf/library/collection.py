@@ -110,6 +110,8 @@ class Intake:
                     problem = f'refused: {refusal}; {self.lock.advice}'
                     skipped.append(SkippedSkill(Path(skill.origin or skill.name), problem))
                 else:
+                    if self.lock is not None:
+                        self.lock.hold(skill)
                     by_name[skill.name] = skill
             # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
             deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))

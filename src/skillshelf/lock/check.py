@@ -9,10 +9,11 @@ in Python are the application's own code and are never checked.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..content import FolderContent
 from ..errors import SkillFormatError
 from ..skill import Skill
 from .digest import file_digests, skill_digest
@@ -95,3 +96,10 @@ class SkillLock:
             return None
         changes = file_changes(entry.files, files) or 'its files are as recorded but the digest is not'
         return f'its content differs from the lock file {self.path.name} ({changes})'
+
+    def hold(self, skill: Skill[Any]) -> None:
+        """Hold a skill that passed the check to the bytes the lock records: a folder's files can change after the
+        check, so each later read of them is checked too (see `FolderContent.locked`). Other content (in memory, a
+        registry's revision, a package) does not change under a running library."""
+        if isinstance(skill.content, FolderContent):
+            skill.content = replace(skill.content, locked=self.lock.skills[skill.name].files)
