@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -107,16 +108,24 @@ class GitSource:
         """The commit checked out (the repository is cloned on first use); with `sync_every`, a fetched commit is
         taken here, and a fetch started when one is due."""
         if self._commit is None:
-            with self._turn():
-                if not (self.checkout / '.git').is_dir():
-                    self._clone()
-                self._commit = self._check_out()
+            self._first_checkout()
         elif self._sync is not None:
             if self._sync.take(self._commit, repr(self), self._changed_skills, self._locked):
                 with self._turn():
                     self._commit = self._check_out()
             if self._sync.due():
                 self._sync.start(self._fetch)
+        return self._commit
+
+    def _first_checkout(self) -> str:
+        """The commit checked out, cloning the repository first if needed (no sync: the clone is the first fetch)."""
+        if self._commit is None:
+            with self._turn():
+                if not (self.checkout / '.git').is_dir():
+                    self._clone()
+                self._commit = self._check_out()
+            if self._sync is not None:
+                self._sync.last = time.monotonic()
         return self._commit
 
     def keep_to(self, names: frozenset[str], lock_file: str) -> None:
@@ -132,7 +141,7 @@ class GitSource:
     def read_skills(self) -> SourceSkills:
         """The skill folders of the checkout (cloned first if needed), in name order: those of `subdirectory`, else
         of the repository's `skills/` folder when it has one, else of its top."""
-        self.version()
+        self._first_checkout()
         root = self.skills_folder()
         if not _inside(root, self.checkout):
             problem = 'leads outside the repository (through a symlink); name a folder inside it'

@@ -49,7 +49,8 @@ class SkillChange:
             revisions = f': {_short(self.before.revision)} → {_short(self.after.entry.revision)}'
         elif entry.revision is not None:
             revisions = f': {_short(entry.revision)}'
-        what = f': {self.files}' if self.kind == 'changed' else f' ({len(entry.files)} files)'
+        count = len(entry.files)
+        what = f': {self.files}' if self.kind == 'changed' else f' ({count} file{"" if count == 1 else "s"})'
         return f'{self.kind} {self.name} ({entry.source}{revisions}){what}'
 
 
