@@ -296,7 +296,7 @@ def prune(
     pinned to a version reads those); then the file contents no kept revision uses. The catalog is not touched, so
     workers see no change and the registry version does not move."""
     connection.execute(sa.select(state.c.version).where(state.c.id == 1).with_for_update())  # writers take turns
-    heads: dict[str, int] = dict(connection.execute(sa.select(catalog.c.name, catalog.c.revision)).tuples().all())
+    heads = {str(row[0]): int(row[1]) for row in connection.execute(sa.select(catalog.c.name, catalog.c.revision))}
     history: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
     for name, revision, version in connection.execute(
         sa.select(revisions.c.name, revisions.c.revision, revisions.c.version).order_by(revisions.c.revision)
