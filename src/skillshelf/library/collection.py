@@ -116,6 +116,8 @@ class Intake:
             # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
             deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
+        if self.lock is not None:
+            self.lock.done()
         return Collection(by_name, skipped, tuple(versions), deviations, refused)
 
     def _selected(self, skills: Iterable[Skill[Any]]) -> list[Skill[Any]]:

@@ -16,7 +16,7 @@ from typing import Any
 from ..content import FolderContent
 from ..errors import SkillFormatError
 from ..skill import Skill
-from .digest import file_digests, skill_digest
+from .digest import file_digests, save_known_digests, skill_digest
 from .lockfile import Lockfile, read_lock
 
 __all__ = ('FileChanges', 'SkillLock', 'file_changes')
@@ -103,3 +103,7 @@ class SkillLock:
         registry's revision, a package) does not change under a running library."""
         if isinstance(skill.content, FolderContent):
             skill.content = replace(skill.content, locked=self.lock.skills[skill.name].files)
+
+    def done(self) -> None:
+        """The library read every source: keep the digests hashed for the next process."""
+        save_known_digests()

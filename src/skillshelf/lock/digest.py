@@ -3,8 +3,11 @@
 The definition, which the lock file records and `skillshelf lock` writes:
 
 - **The files** of a skill are its entry file, named `SKILL.md` (a Claude Code command's own `.md` file counts as
-  its `SKILL.md`), and every file the skill serves: those `load_skill` lists, `read_skill_resource` reads and a
-  workspace receives. Hidden files and folders (a name starting with `.`) are never served, so they are left out.
+  its `SKILL.md`), and every other regular file beneath its folder: symlinks to files followed, symlinked folders
+  not entered (as every read of a skill's files does), names starting with `.` left out (hidden files and folders
+  are never served), at most `MAX_RESOURCE_DEPTH` folders deep and `MAX_SCANNED_ENTRIES` entries looked at. Those
+  are the files `load_skill` lists, `read_skill_resource` reads and a workspace receives, and whatever the listing
+  leaves out is refused when read under a lock, not served unchecked.
 - **A file's digest** is the SHA-256 of its bytes, as lower-case hex.
 - **The skill's digest** is `sha256:` followed by the SHA-256 of the lines `<file digest>  <path>\\n` (two spaces, as
   `sha256sum` prints them), one per file, sorted by path (by UTF-8 bytes, as `LC_ALL=C sort` sorts). For a skill
@@ -15,33 +18,32 @@ The definition, which the lock file records and `skillshelf lock` writes:
 Files are named by their POSIX path relative to the skill, whatever holds them (a folder, a package, a registry's
 rows, an MCP server's manifest), so one skill has one digest wherever it is served from.
 
-Digests of folder files are kept per process by the file's `stat` (device, inode, size, modification and change
-times): a library read again (each run after a change) hashes only the files that changed.
+Digests of folder files are kept by the file's `stat` (see `known_digests`): a library read again (a run start after
+a change) or a worker started again hashes only the files that changed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import threading
-from collections.abc import Mapping
+import stat
+from collections.abc import Callable, Mapping
+from itertools import islice
 from typing import Any, Protocol, runtime_checkable
 
 from ..content import FolderContent, TextContent
 from ..content.base import MAX_FILE_BYTES
-from ..content.folder import list_folder_resources, read_folder_bytes
+from ..content.folder import MAX_RESOURCE_DEPTH, MAX_SCANNED_ENTRIES, read_folder_bytes
 from ..errors import ResourceError, SkillFormatError
-from ..files import HeldFolder
 from ..markdown.bounded_read import SKILL_FILE, read_skill_file
 from ..skill import Skill
+from .known_digests import known_digests
 
-__all__ = ('UNREADABLE', 'DigestedContent', 'file_digests', 'skill_digest')
+__all__ = ('UNREADABLE', 'DigestedContent', 'file_digests', 'save_known_digests', 'skill_digest')
 
 UNREADABLE = 'unreadable'
 """What stands for a file's digest when the file cannot be read (too large, vanished): a file that becomes readable
 later, or changes, then differs from the lock."""
-_MAX_FILES = 100_000
-"""Files listed for a digest: every one the bounded walk of a folder finds (it stops at `MAX_SCANNED_ENTRIES`)."""
 
 
 @runtime_checkable
@@ -86,37 +88,74 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_Key = tuple[int, int, int, int, int]
-_known: dict[str, tuple[_Key, str]] = {}
-"""The digest of each folder file hashed in this process, by absolute path, with the `stat` it was hashed at."""
-_known_lock = threading.Lock()
-
-
 def _folder_digests(content: FolderContent) -> dict[str, str]:
     folder = content.folder
-    digests = {SKILL_FILE: _cached(folder, SKILL_FILE, lambda: read_skill_file(content.skill_file))}
-    for path in list_folder_resources(folder, limit=_MAX_FILES):
-        digests[path] = _cached(folder, path, lambda path=path: read_folder_bytes(folder, path, MAX_FILE_BYTES))
+    try:
+        folder.check()
+    except OSError as error:
+        raise SkillFormatError(folder.path, f'the skill folder changed ({folder.change()})') from error
+    digests: dict[str, str] = {}
+    for path, info in _walk(folder.path):
+        read = (
+            (lambda: read_skill_file(content.skill_file))
+            if path == SKILL_FILE
+            else (lambda path=path: read_folder_bytes(folder, path, MAX_FILE_BYTES))
+        )
+        digests[path] = _cached(os.path.join(folder.path, path), info, read)
     return digests
 
 
-def _cached(folder: HeldFolder, path: str, read: Any) -> str:
-    """The digest of `path` in `folder`: the one kept for its `stat`, else read (beneath the folder, by its rules)
-    and hashed now. The `stat` follows a symlink, so a link swapped to lead elsewhere is a new key, read again."""
-    where = os.path.join(folder.path, path)
+def _walk(root: str) -> list[tuple[str, os.stat_result]]:
+    """Every regular file beneath `root` by relative POSIX path, with its `stat` (a symlink followed), within the
+    bounds of the module's definition; a folder that cannot be listed lists nothing."""
+    found: list[tuple[str, os.stat_result]] = []
+    pending: list[tuple[str, str, int]] = [(root, '', 0)]
+    scanned = 0
+    while pending and scanned <= MAX_SCANNED_ENTRIES:
+        directory, prefix, depth = pending.pop()
+        try:
+            with os.scandir(directory) as scan:
+                entries = list(islice(scan, MAX_SCANNED_ENTRIES - scanned + 1))
+        except OSError:
+            continue
+        scanned += len(entries)
+        for entry in entries:
+            if entry.name.startswith('.') or not _is_utf8(entry.name):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < MAX_RESOURCE_DEPTH:
+                        pending.append((entry.path, f'{prefix}{entry.name}/', depth + 1))
+                    continue
+                info = entry.stat()
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                found.append((prefix + entry.name, info))
+    return found
+
+
+def _is_utf8(name: str) -> bool:
     try:
-        info = os.stat(where)
-    except OSError:
-        return UNREADABLE
-    key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    with _known_lock:
-        known = _known.get(where)
-    if known is not None and known[0] == key:
-        return known[1]
-    try:
-        digest = _sha256(read())
-    except (ResourceError, SkillFormatError, OSError):
-        return UNREADABLE
-    with _known_lock:
-        _known[where] = (key, digest)
-    return digest
+        name.encode('utf-8')
+    except UnicodeEncodeError:  # bytes that were not UTF-8, as surrogates: no path the model sends can name it
+        return False
+    return True
+
+
+def _cached(where: str, info: os.stat_result, read: Callable[[], bytes]) -> str:
+    """The digest of the file at `where`, whose `stat` is `info`: known from an earlier read of the same `stat`
+    (see `known_digests`), else read (beneath the skill folder, by its rules) and hashed now."""
+
+    def compute() -> str | None:
+        try:
+            return _sha256(read())
+        except (ResourceError, SkillFormatError, OSError):
+            return None
+
+    return known_digests().digest(where, info, compute) or UNREADABLE
+
+
+def save_known_digests() -> None:
+    """Keep the digests hashed so far for the next process (the library calls this after each read)."""
+    known_digests().save()

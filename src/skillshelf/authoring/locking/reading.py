@@ -19,6 +19,7 @@ from ...errors import SkillError, SkillWarning
 from ...library import LibraryOptions
 from ...library.source_spec import SourceSpec
 from ...lock import LockEntry, Lockfile, file_digests, skill_digest
+from ...lock.digest import save_known_digests
 from ...skill import Skill
 from ...sources import GitSource, PackageSource, SkillSource
 from ...sources.base import SkippedSkill
@@ -85,6 +86,7 @@ def read_for_lock(
                     continue
                 found[skill.name] = LockedSkill(skill, source, _entry(skill, source, lock_file.parent))
     warned.extend(str(warning.message) for warning in caught)
+    save_known_digests()
     return ReadForLock(found, skipped)
 
 
