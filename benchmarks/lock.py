@@ -1,18 +1,19 @@
-"""The lock's cost: reading a folder library with `lock=` against without, cold (a new process hashes every file) and
-at a run start after a change (the library read again: only changed files are hashed, the others found by `stat`),
-and the time `skillshelf lock` takes to write the lock.
+"""The lock's cost: reading a folder library with `lock=` against without, in a new process with an empty cache
+directory (every file hashed) and with the cache an earlier process left (only `stat`s), and at a run start after a
+change (the library read again in the same process); and the time `skillshelf lock` takes to write the lock.
 
     python benchmarks/lock.py --data ../shared/bench --files 2
 
 The 2,651 real skills are written as `SKILL.md` folders, each with `--files` more files (a script and a reference
 of a few kB, as typical skills carry). Each measurement runs in a fresh process, `--repeat` times; medians are
-reported. Writes `benchmarks/results/lock.json`.
+reported, as wall-clock time and as the process's CPU time (steadier on a shared machine). Writes `benchmarks/results/lock.json`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -36,15 +37,22 @@ def worker(mode: str, directory: Path, lock: Path) -> dict[str, Any]:
     from skillshelf import LibraryOptions, SkillLibrary
 
     options = LibraryOptions(directories=[directory], lock=lock if mode == 'locked' else None)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     library = SkillLibrary.build(options=options)
-    built = time.perf_counter() - started
+    built, built_cpu = time.perf_counter() - started, time.process_time() - cpu
     intake = library._intake  # pyright: ignore[reportPrivateUsage]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     again = intake.collect()  # what a run start does after a skill changed: every source read again
-    reread = time.perf_counter() - started
-    assert len(again.skills) == len(library.skills) and not library.refused
-    return {'skills': len(library.skills), 'build_s': built, 'reread_s': reread}
+    reread, reread_cpu = time.perf_counter() - started, time.process_time() - cpu
+    assert len(again.skills) == len(library.skills)
+    assert not library.refused
+    return {
+        'skills': len(library.skills),
+        'build_s': built,
+        'reread_s': reread,
+        'build_cpu_s': built_cpu,
+        'reread_cpu_s': reread_cpu,
+    }
 
 
 def write_lock(directory: Path, lock: Path) -> float:
@@ -56,10 +64,26 @@ def write_lock(directory: Path, lock: Path) -> float:
     return time.perf_counter() - started
 
 
-def run_worker(mode: str, directory: Path, lock: Path) -> dict[str, Any]:
+def run_worker(mode: str, directory: Path, lock: Path, cache: Path) -> dict[str, Any]:
     command = [sys.executable, __file__, '--worker', mode, '--dir', str(directory), '--lock', str(lock)]
-    completed = subprocess.run(command, capture_output=True, text=True, check=True)
+    env = {**os.environ, 'SKILLSHELF_CACHE_DIR': str(cache)}
+    completed = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def cold_and_warm(mode: str, directory: Path, lock: Path, tmp: Path, attempt: int) -> dict[str, Any]:
+    """A run with an empty cache directory, then one with the cache it left."""
+    cache = tmp / f'cache-{mode}-{attempt}'
+    cold = run_worker(mode, directory, lock, cache)
+    warm = run_worker(mode, directory, lock, cache)
+    return {
+        'cold_build_s': cold['build_s'],
+        'warm_build_s': warm['build_s'],
+        'reread_s': warm['reread_s'],
+        'cold_build_cpu_s': cold['build_cpu_s'],
+        'warm_build_cpu_s': warm['build_cpu_s'],
+        'reread_cpu_s': warm['reread_cpu_s'],
+    }
 
 
 def main() -> None:
@@ -85,25 +109,26 @@ def main() -> None:
             for path, text in list(extras.items())[: args.files]:
                 (directory / name / path).parent.mkdir(exist_ok=True)
                 (directory / name / path).write_text(text, encoding='utf-8')
-        writes = [write_lock(directory, lock) for _ in range(args.repeat)]
+        os.environ['SKILLSHELF_CACHE_DIR'] = str(Path(tmp) / 'cache-write')
+        writes = [write_lock(directory, lock) for _ in range(args.repeat + 1)]
         files = sum(len(entry['files']) for entry in json.loads(lock.read_text(encoding='utf-8'))['skills'].values())
-        runs = {mode: [run_worker(mode, directory, lock) for _ in range(args.repeat)] for mode in ('plain', 'locked')}
+        runs = {
+            mode: [cold_and_warm(mode, directory, lock, Path(tmp), attempt) for attempt in range(args.repeat)]
+            for mode in ('plain', 'locked')
+        }
         lock_bytes = lock.stat().st_size
     median = {
-        mode: {key: statistics.median(run[key] for run in rows) for key in ('build_s', 'reread_s')}
-        for mode, rows in runs.items()
+        mode: {key: statistics.median(run[key] for run in rows) for key in rows[0]} for mode, rows in runs.items()
     }
     payload = {
         'machine': machine(),
-        'skills': runs['plain'][0]['skills'],
+        'skills': args.size,
         'files': files,
         'repeat': args.repeat,
         'lock_file_bytes': lock_bytes,
-        'write_lock_s': statistics.median(writes),
-        'build_s': median['plain']['build_s'],
-        'build_locked_s': median['locked']['build_s'],
-        'reread_s': median['plain']['reread_s'],
-        'reread_locked_s': median['locked']['reread_s'],
+        'write_lock_cold_s': writes[0],
+        'write_lock_warm_s': statistics.median(writes[1:]),
+        **{f'{mode}_{key}': value for mode, values in median.items() for key, value in values.items()},
         'runs': runs,
     }
     path = write_json('lock', payload)

@@ -37,7 +37,7 @@ from ..content.folder import MAX_RESOURCE_DEPTH, MAX_SCANNED_ENTRIES, read_folde
 from ..errors import ResourceError, SkillFormatError
 from ..markdown.bounded_read import SKILL_FILE, read_skill_file
 from ..skill import Skill
-from .known_digests import known_digests
+from .known_digests import KnownDigests, known_digests
 
 __all__ = ('UNREADABLE', 'DigestedContent', 'file_digests', 'save_known_digests', 'skill_digest')
 
@@ -95,13 +95,14 @@ def _folder_digests(content: FolderContent) -> dict[str, str]:
     except OSError as error:
         raise SkillFormatError(folder.path, f'the skill folder changed ({folder.change()})') from error
     digests: dict[str, str] = {}
+    known = known_digests()
     for path, info in _walk(folder.path):
         read = (
             (lambda: read_skill_file(content.skill_file))
             if path == SKILL_FILE
             else (lambda path=path: read_folder_bytes(folder, path, MAX_FILE_BYTES))
         )
-        digests[path] = _cached(os.path.join(folder.path, path), info, read)
+        digests[path] = _cached(known, os.path.join(folder.path, path), info, read)
     return digests
 
 
@@ -143,7 +144,7 @@ def _is_utf8(name: str) -> bool:
     return True
 
 
-def _cached(where: str, info: os.stat_result, read: Callable[[], bytes]) -> str:
+def _cached(known: KnownDigests, where: str, info: os.stat_result, read: Callable[[], bytes]) -> str:
     """The digest of the file at `where`, whose `stat` is `info`: known from an earlier read of the same `stat`
     (see `known_digests`), else read (beneath the skill folder, by its rules) and hashed now."""
 
@@ -153,7 +154,7 @@ def _cached(where: str, info: os.stat_result, read: Callable[[], bytes]) -> str:
         except (ResourceError, SkillFormatError, OSError):
             return None
 
-    return known_digests().digest(where, info, compute) or UNREADABLE
+    return known.digest(where, info, compute) or UNREADABLE
 
 
 def save_known_digests() -> None:
