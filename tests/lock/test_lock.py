@@ -239,3 +239,15 @@ def test_a_registry_publish_changing_one_byte_of_a_script_refuses_that_skill(url
         messages = Agent(script.model(), capabilities=[worker]).run_sync('go').all_messages()
     assert 'refused because its content differs' in str(tool_returns(messages, 'load_skill')[0])
     assert list(worker.library.skills) == ['notes']
+
+
+def test_an_agent_spec_names_the_lock_file(tmp_path: Path) -> None:
+    skills = write_two(tmp_path / 'skills')
+    lock = lock_of(SkillLibrary.build(options=LibraryOptions(directories=[skills])), tmp_path / 'skills.lock')
+    (skills / 'notes' / 'template.md').write_text('# Notes, edited\n', encoding='utf-8')
+    script = Script([[call('load_skill', name='notes')], [TextPart('done')]])
+    spec = {'model': 'test', 'capabilities': [{'Skills': {'directories': [str(skills)], 'lock': str(lock)}}]}
+    with pytest.warns(SkillWarning, match=r'notes: refused: .*\(changed template.md\)'):
+        agent = Agent.from_spec(spec, custom_capability_types=[Skills], model=script.model())
+    messages = agent.run_sync('take notes').all_messages()
+    assert 'refused because its content differs' in str(tool_returns(messages, 'load_skill')[0])
