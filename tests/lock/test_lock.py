@@ -4,8 +4,10 @@ refused skill, and `load_skill` says why."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import warnings
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -251,3 +253,40 @@ def test_an_agent_spec_names_the_lock_file(tmp_path: Path) -> None:
         agent = Agent.from_spec(spec, custom_capability_types=[Skills], model=script.model())
     messages = agent.run_sync('take notes').all_messages()
     assert 'refused because its content differs' in str(tool_returns(messages, 'load_skill')[0])
+
+
+def test_a_skill_has_one_digest_from_a_folder_a_zipped_package_and_a_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillshelf.registry import SkillRegistry
+
+    package = tmp_path / 'src' / 'acme_locked'
+    write_two(package / 'skills')
+    (package / '__init__.py').write_text('', encoding='utf-8')
+    with zipfile.ZipFile(tmp_path / 'acme.zip', 'w') as archive:
+        for path in sorted((tmp_path / 'src').rglob('*')):
+            if path.is_file():
+                archive.write(path, path.relative_to(tmp_path / 'src').as_posix())
+    monkeypatch.syspath_prepend(str(tmp_path / 'acme.zip'))
+    zipped = SkillLibrary.build(options=LibraryOptions(sources=[{'package': 'acme_locked'}]))
+    registry = SkillRegistry(f'sqlite:///{tmp_path / "skills.db"}')
+    registry.publish_many(sorted((package / 'skills').iterdir()))
+    served = SkillLibrary.build(options=LibraryOptions(sources=[registry]))
+    for name in ('deploy', 'notes'):
+        folder = file_digests(Skill.from_folder(package / 'skills' / name))
+        assert file_digests(zipped.skills[name]) == folder
+        assert file_digests(served.skills[name]) == folder
+
+
+def test_a_command_file_is_locked_by_its_own_bytes(tmp_path: Path) -> None:
+    commands = tmp_path / 'commands'
+    commands.mkdir()
+    (commands / 'release.md').write_text('---\ndescription: Cut a release.\n---\nTag it.\n', encoding='utf-8')
+    library = SkillLibrary.build(options=LibraryOptions(command_directories=[commands]))
+    lock = lock_of(library, tmp_path / 'skills.lock')
+    assert read_lock(lock).skills['release'].files == {
+        'SKILL.md': hashlib.sha256(b'---\ndescription: Cut a release.\n---\nTag it.\n').hexdigest()
+    }
+    (commands / 'release.md').write_text('---\ndescription: Cut a release.\n---\nTag it and push.\n', encoding='utf-8')
+    library, _ = build(LibraryOptions(command_directories=[commands], lock=lock))
+    assert library.refused == {'release': 'its content differs from the lock file skills.lock (changed SKILL.md)'}
