@@ -117,6 +117,16 @@ def test_diff_of_a_git_source_shows_the_commits_and_a_unified_diff(tmp_path: Pat
     assert '+Brand new.' in lines
     assert run('lock', '--source', source, '-o', lock, '--check').exit_code == 1
 
+    assert run('lock', '--source', source, '-o', lock, '--update').exit_code == 0
+    (repository / 'README.md').write_text('Our skills.\n', encoding='utf-8')
+    git('add', '.', cwd=repository)
+    git('commit', '-q', '-m', 'readme', cwd=repository)
+    assert run('lock', '--source', source, '-o', lock, '--check').exit_code == 0  # the skills are as locked
+    moved = run('lock', '--source', source, '-o', lock, '--update')
+    assert moved.stdout == f'{lock} has its revisions updated: 3 skills, as locked\n'
+    entry = json.loads(lock.read_text(encoding='utf-8'))['skills']['deploy']
+    assert entry['revision'] == git('rev-parse', 'HEAD', cwd=repository)
+
 
 @pytest.fixture(params=['sqlite', 'postgresql'])
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:

@@ -74,7 +74,11 @@ def lock(
     except SkillError as error:
         fail(str(error))
     if not changes:
-        out().print(f'{output} is up to date: {_skills(len(now.skills))}, as locked', markup=False)
+        moved = update and now.lock.dumps() != output.read_text(encoding='utf-8')
+        if moved:  # the same content at other revisions (a new commit that left the skills alone)
+            now.lock.write(output)
+        done = 'has its revisions updated' if moved else 'is up to date'
+        out().print(f'{output} {done}: {_skills(len(now.skills))}, as locked', markup=False)
         return
     if check:
         out().print(render_changes(changes, diffs=False), markup=False, highlight=False)
