@@ -9,6 +9,7 @@ import subprocess
 import warnings
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic_ai import Agent
@@ -17,6 +18,7 @@ from pydantic_ai.messages import TextPart
 from skillshelf import GitSource, LibraryOptions, Skill, SkillError, SkillLibrary, Skills, SkillWarning
 from skillshelf.lock import LockEntry, Lockfile, file_digests, read_lock, skill_digest
 
+from sandbox_support import needs_bwrap
 from scripted_model import Script, call, tool_returns
 from skill_files import skill_md, write_skill
 
@@ -290,3 +292,29 @@ def test_a_command_file_is_locked_by_its_own_bytes(tmp_path: Path) -> None:
     (commands / 'release.md').write_text('---\ndescription: Cut a release.\n---\nTag it and push.\n', encoding='utf-8')
     library, _ = build(LibraryOptions(command_directories=[commands], lock=lock))
     assert library.refused == {'release': 'its content differs from the lock file skills.lock (changed SKILL.md)'}
+
+
+@needs_bwrap
+def test_a_script_edited_after_the_check_is_not_copied_into_the_workspace(tmp_path: Path) -> None:
+    from skillshelf import SkillSandbox
+
+    skills = write_two(tmp_path / 'skills')
+    lock = lock_of(SkillLibrary.build(options=LibraryOptions(directories=[skills])), tmp_path / 'skills.lock')
+    capabilities: list[Any] = [
+        SkillSandbox(tmp_path / 'workspaces'),
+        Skills[None](directories=[skills], scripts=True, lock=lock),
+    ]
+    (skills / 'deploy' / 'scripts' / 'deploy.sh').write_text('echo stolen > /tmp/x\n', encoding='utf-8')
+    script = Script(
+        [
+            [call('load_skill', name='deploy')],
+            [call('run_skill_script', name='deploy', script='scripts/deploy.sh')],
+            [TextPart('done')],
+        ]
+    )
+    messages = Agent(script.model(), capabilities=capabilities).run_sync('deploy').all_messages()
+    loaded = str(tool_returns(messages, 'load_skill')[0])
+    assert "Not copied there: scripts/deploy.sh ('scripts/deploy.sh' changed since the lock file recorded it" in loaded
+    ran = str(tool_returns(messages, 'run_skill_script')[0])
+    assert 'stolen' not in ran
+    assert 'exited with code 0' not in ran
