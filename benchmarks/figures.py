@@ -343,6 +343,9 @@ def _figures() -> Iterator[tuple[str, Figure]]:
         'plain_reread_cpu_s',
         'locked_reread_cpu_s',
         'write_lock_cold_s',
+        'plain_registry_warm_build_cpu_s',
+        'locked_registry_warm_build_cpu_s',
+        'locked_registry_reread_cpu_s',
     ):
         yield f'lock.{key}', lambda r, k=key: fmt(r['lock'][k], 2)
 

@@ -1,6 +1,6 @@
 """The lock's cost: reading a folder library with `lock=` against without, in a new process with an empty cache
 directory (every file hashed) and with the cache an earlier process left (only `stat`s), and at a run start after a
-change (the library read again in the same process); and the time `skillshelf lock` takes to write the lock.
+change (the library read again in the same process); and the time `skillshelf lock` takes to write the lock; then the same skills published to a SQLite registry.
 
     python benchmarks/lock.py --data ../shared/bench --files 2
 
@@ -36,7 +36,13 @@ def worker(mode: str, directory: Path, lock: Path) -> dict[str, Any]:
     """Runs in a child process: one measurement, printed as JSON."""
     from skillshelf import LibraryOptions, SkillLibrary
 
-    options = LibraryOptions(directories=[directory], lock=lock if mode == 'locked' else None)
+    lock_file = lock if mode.startswith('locked') else None
+    if mode.endswith('registry'):
+        from skillshelf.registry import SkillRegistry
+
+        options = LibraryOptions(sources=[SkillRegistry(f'sqlite:///{directory}')], lock=lock_file)
+    else:
+        options = LibraryOptions(directories=[directory], lock=lock_file)
     started, cpu = time.perf_counter(), time.process_time()
     library = SkillLibrary.build(options=options)
     built, built_cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -55,13 +61,25 @@ def worker(mode: str, directory: Path, lock: Path) -> dict[str, Any]:
     }
 
 
-def write_lock(directory: Path, lock: Path) -> float:
-    """What `skillshelf lock DIR -o FILE` does, timed in this process."""
+def write_lock(directory: Path, lock: Path, registry: Path | None = None) -> float:
+    """What `skillshelf lock DIR -o FILE` (or `--registry URL`) does, timed in this process."""
     from skillshelf.authoring.locking.reading import read_for_lock
 
     started = time.perf_counter()
-    read_for_lock([directory], [], lock, warned=[]).lock.write(lock)
+    if registry is None:
+        read_for_lock([directory], [], lock, warned=[]).lock.write(lock)
+    else:
+        read_for_lock([], [{'registry': f'sqlite:///{registry}'}], lock, warned=[]).lock.write(lock)
     return time.perf_counter() - started
+
+
+def publish(directory: Path, database: Path) -> None:
+    from skillshelf.registry import SkillRegistry
+
+    registry = SkillRegistry(f'sqlite:///{database}')
+    folders = sorted(directory.iterdir())
+    for start in range(0, len(folders), 1000):
+        registry.publish_many(folders[start : start + 1000])
 
 
 def run_worker(mode: str, directory: Path, lock: Path, cache: Path) -> dict[str, Any]:
@@ -92,7 +110,7 @@ def main() -> None:
     parser.add_argument('--size', type=int, default=2651)
     parser.add_argument('--files', type=int, default=2, help='files per skill besides SKILL.md (0, 1 or 2)')
     parser.add_argument('--repeat', type=int, default=5)
-    parser.add_argument('--worker', choices=['plain', 'locked'])
+    parser.add_argument('--worker', choices=['plain', 'locked', 'plain-registry', 'locked-registry'])
     parser.add_argument('--dir', type=Path)
     parser.add_argument('--lock', type=Path)
     args = parser.parse_args()
@@ -117,6 +135,13 @@ def main() -> None:
             for mode in ('plain', 'locked')
         }
         lock_bytes = lock.stat().st_size
+        database, registry_lock = Path(tmp) / 'skills.db', Path(tmp) / 'registry.lock'
+        publish(directory, database)
+        write_lock(directory, registry_lock, database)
+        for mode in ('plain-registry', 'locked-registry'):
+            runs[mode] = [
+                cold_and_warm(mode, database, registry_lock, Path(tmp), attempt) for attempt in range(args.repeat)
+            ]
     median = {
         mode: {key: statistics.median(run[key] for run in rows) for key in rows[0]} for mode, rows in runs.items()
     }
@@ -128,7 +153,9 @@ def main() -> None:
         'lock_file_bytes': lock_bytes,
         'write_lock_cold_s': writes[0],
         'write_lock_warm_s': statistics.median(writes[1:]),
-        **{f'{mode}_{key}': value for mode, values in median.items() for key, value in values.items()},
+        **{
+            f'{mode.replace("-", "_")}_{key}': value for mode, values in median.items() for key, value in values.items()
+        },
         'runs': runs,
     }
     path = write_json('lock', payload)

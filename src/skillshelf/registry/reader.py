@@ -22,14 +22,15 @@ import sqlalchemy as sa
 
 from .._text import shown
 from ..content import safe_relative_path
-from ..content.base import MAX_LISTED_RESOURCES, text_bytes, too_large
+from ..content.base import MAX_LISTED_RESOURCES, too_large
 from ..errors import ResourceError, SkillFormatError
-from ..markdown.frontmatter import SKILL_FILE, read_markdown
+from ..markdown.frontmatter import read_markdown
 from ..markdown.guarded_yaml import MAX_YAML_DEPTH, nested_deeper_than
 from ..skill import Skill
 from ..sources.base import SkippedSkill, SourceSkills, skipped
+from .digests import RevisionDigests
 from .pins import RegistryPins
-from .schema import AnyRow, AnySelect, blobs, catalog, files, revisions, state
+from .schema import AnyRow, AnySelect, blobs, catalog, files, revisions, state, text
 from .store import BODY_START_CHARS
 
 __all__ = ('CatalogReader', 'RegistryContent', 'RegistryHandle', 'Unreachable')
@@ -82,6 +83,8 @@ class CatalogReader:
     """Every skill read (or the reason its row was skipped), by name, pinned ones included."""
     starts: BodyStarts = field(init=False)
     """The body starts search indexes, read at the first search."""
+    digests: RevisionDigests = field(default_factory=RevisionDigests)
+    """The lock digests of the revisions read, read the first time a lock asks."""
     rows: int = 0
     """Catalog rows read so far (for measurements: a change reads only the rows it changed)."""
     _listed: tuple[list[Skill[Any]], list[SkippedSkill]] | None = None
@@ -240,24 +243,6 @@ def _at(latest: sa.Subquery) -> sa.ColumnElement[bool]:
     return (revisions.c.name == latest.c.name) & (revisions.c.version == latest.c.version)
 
 
-def text(value: object, errors: str = 'strict', *, what: str = 'name') -> str:
-    """A text column's value as `str`, from the bytes SQLite is read as.
-
-    Raises:
-        ValueError: the bytes are not UTF-8 (with `errors='strict'`), naming `what`.
-    """
-    if isinstance(value, memoryview):
-        value = value.tobytes()
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            return bytes(value).decode('utf-8', errors)
-        except UnicodeDecodeError:
-            raise ValueError(f'its {what} is not valid UTF-8') from None
-    if not isinstance(value, str):
-        raise TypeError(f'its {what} is not text')
-    return value
-
-
 class BodyStarts:
     """The body starts of the skills read, by name and revision: read in one query at the first search, then kept
     (a later read brings those of the rows it changed)."""
@@ -365,14 +350,8 @@ class RegistryContent:
         return data
 
     def file_digests(self) -> dict[str, str]:
-        """Each stored file's SHA-256 (kept with it) and the `SKILL.md`'s, by path (see `lock.digest`)."""
-        row = self.reader.registry.fetch(sa.select(self.reader.raw(revisions.c.text)).where(self._revision))
-        if row is None:
-            raise SkillFormatError(self.origin, f'revision {self.revision} is no longer in the registry')
-        stored = sa.select(self.reader.raw(files.c.path), files.c.blob).where(self._files)
-        digests = {text(path, 'replace'): blob for path, blob in self.reader.registry.fetch_all(stored)}
-        raw = row[0] if isinstance(row[0], str) else text(row[0], 'surrogateescape')
-        return {**digests, SKILL_FILE: hashlib.sha256(text_bytes(raw)).hexdigest()}
+        """Each stored file's SHA-256 (kept with it) and the `SKILL.md`'s, by path (see `registry.digests`)."""
+        return self.reader.digests.of(self.reader, self.name, self.revision, self.origin)
 
     @property
     def _revision(self) -> sa.ColumnElement[bool]:
