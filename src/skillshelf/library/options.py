@@ -62,7 +62,8 @@ class LibraryOptions:
     lock: str | Path | None = None
     """A lock file (written by `skillshelf lock`): each skill of the directories and sources must have the content it
     records, or it is refused with a `SkillWarning` naming the files that changed (the others load); a skill it does
-    not record is refused too. Python skills are not checked. `None`: no check."""
+    not record is refused too. Python skills are not checked. The file is read once, when the library is built (a
+    process picks up an updated lock when it starts). `None`: no check."""
 
     def __post_init__(self) -> None:
         for option in _PATH_OPTIONS:
