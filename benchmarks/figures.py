@@ -371,6 +371,21 @@ def _figures() -> Iterator[tuple[str, Figure]]:
     yield 'prompt_cache.unloaded_tools.min', kept_tools(min)
     yield 'prompt_cache.unloaded_tools.max', kept_tools(max)
 
+    yield 'lock.skills', lambda r: count(r['lock']['skills'])
+    yield 'lock.files', lambda r: count(r['lock']['files'])
+    for key in (
+        'plain_warm_build_cpu_s',
+        'locked_cold_build_cpu_s',
+        'locked_warm_build_cpu_s',
+        'plain_reread_cpu_s',
+        'locked_reread_cpu_s',
+        'write_lock_cold_s',
+        'plain_registry_warm_build_cpu_s',
+        'locked_registry_warm_build_cpu_s',
+        'locked_registry_reread_cpu_s',
+    ):
+        yield f'lock.{key}', lambda r, k=key: fmt(r['lock'][k], 2)
+
 
 FIGURES: dict[str, Figure] = dict(_figures())
 """Every figure the docs may quote, by name, and how it is computed from the results."""

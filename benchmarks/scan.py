@@ -186,7 +186,7 @@ def _build(folder: Path, mode: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or '').split('\n')[0])
     parser.add_argument('--data', type=Path, required=True)
     parser.add_argument('--mirrors', type=Path, default=Path('/work/.mirror'))
     parser.add_argument('--repeat', type=int, default=3)

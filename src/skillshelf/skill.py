@@ -14,6 +14,7 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
 from ._text import shown
 from .content import FolderContent, SkillContent, TextContent, read_text, safe_relative_path
+from .content.base import text_bytes
 from .content.folder import hold_skill_folder
 from .errors import ResourceError, SkillError, SkillFormatError, SkillFormatWarning, SkillWarning
 from .files import DEFAULT_READ_POLICY, ReadPolicy, takes_the_old_flag
@@ -369,7 +370,10 @@ def markdown_skill(
             stacklevel=3,
         )
     return Skill.from_content(
-        front.name, front.description, TextContent(body, files, origin), metadata=frontmatter_metadata(front)
+        front.name,
+        front.description,
+        TextContent(body, files, origin, source=text_bytes(text)),
+        metadata=frontmatter_metadata(front),
     )
 
 

@@ -261,6 +261,11 @@ def unknown_skill_message(library: SkillLibrary, name: str, search: bool = True)
     skill = library.get(name)
     if skill is not None and not skill.model_invocable:
         return user_only_message(name)
+    if (reason := library.refused.get(name)) is not None:
+        return (
+            f'The skill {name!r} is not available: it was refused because {without_paths(reason)}. Tell the user if '
+            f'they asked for it; carry on without it, or {find}.'
+        )
     if (reason := library.removed.get(name)) is not None:
         return f'The skill {name!r} is no longer available: {without_paths(reason)}. Carry on without it, or {find}.'
     close = [found for found in library.closest_names(name) if library.skills[found].model_invocable]

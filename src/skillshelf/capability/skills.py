@@ -123,6 +123,8 @@ class Skills(AbstractCapability[AgentDepsT]):
     """Serve files with other hard links (`LibraryOptions.allow_hard_links`)."""
     auto_reload: bool = True
     """Pick up changed skills at each run (`LibraryOptions.auto_reload`)."""
+    lock: str | Path | None = None
+    """A lock file the skills must match, or be refused (`LibraryOptions.lock`)."""
     trusted_directories: Sequence[str | Path] = ()
     """Directories whose skills' Python tools are imported (`LibraryOptions.trusted_directories`)."""
     scripts: bool = False

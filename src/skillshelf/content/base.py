@@ -20,6 +20,7 @@ __all__ = (
     'TextContent',
     'decode_text',
     'read_text',
+    'text_bytes',
     'too_large',
 )
 
@@ -85,6 +86,9 @@ class TextContent:
     """The files, by normalised relative path (see `safe_relative_path`)."""
     origin: str | None = None
     """Where the text came from (a package, a registry, a command file); `None` for a skill defined in Python."""
+    source: bytes | None = field(default=None, repr=False)
+    """The file the text was read from (its `SKILL.md`, a command file), byte for byte, for the lock's digest (see
+    `lock.digest`); `None` for a skill defined in Python."""
 
     def instructions(self, max_chars: int | None = None) -> str:
         """The text, or its first `max_chars` characters."""
@@ -107,6 +111,15 @@ class TextContent:
         if len(data) > max_bytes:
             raise too_large(path, len(data), max_bytes)
         return data
+
+
+def text_bytes(text: str) -> bytes:
+    """The bytes of a `SKILL.md` kept as text: UTF-8, with the bytes that were not UTF-8 (decoded with
+    `surrogateescape`, as a registry keeps them) given back as they were."""
+    try:
+        return text.encode('utf-8', 'surrogateescape')
+    except UnicodeEncodeError:
+        return text.encode('utf-8', 'surrogatepass')
 
 
 def read_text(content: SkillContent, path: str) -> str:

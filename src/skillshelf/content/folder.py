@@ -12,14 +12,16 @@ parent-escaping or hidden (see `safe_relative_path`).
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
 from .._text import shown
-from ..errors import ResourceError
+from ..errors import ResourceError, SkillFormatError
 from ..files import (
     DEFAULT_READ_POLICY,
     WALKS_BENEATH,
@@ -34,8 +36,8 @@ from ..files import (
     open_subfolder,
     read_at_most,
 )
-from ..markdown.bounded_read import SKILL_FILE, SkillFile
-from ..markdown.frontmatter import read_body
+from ..markdown.bounded_read import SKILL_FILE, SkillFile, read_skill_file
+from ..markdown.frontmatter import body_of, read_body
 from .base import MAX_LISTED_RESOURCES, MAX_RESOURCE_BYTES, decode_text, too_large
 from .paths import safe_relative_path
 
@@ -63,6 +65,10 @@ class FolderContent:
 
     skill_file: SkillFile
     """The `SKILL.md` and the held folder it is read beneath."""
+    locked: Mapping[str, str] | None = field(default=None, repr=False)
+    """The SHA-256 of each file as a lock file records it (`Skills(lock=...)`), once the skill was checked against
+    it: the whole instructions and every file read afterwards must still have those bytes, or they are refused (an
+    edit after the check reaches neither the model nor a workspace). `None`: no lock."""
 
     @property
     def folder(self) -> HeldFolder:
@@ -75,8 +81,17 @@ class FolderContent:
         return self.skill_file.folder.path
 
     def instructions(self, max_chars: int | None = None) -> str:
-        """The body of the `SKILL.md`, read now."""
-        return read_body(self.skill_file, max_chars)
+        """The body of the `SKILL.md`, read now; the whole of it checked against the lock, if there is one.
+
+        Raises:
+            SkillFormatError: it cannot be read, or it is not the `SKILL.md` the lock records.
+        """
+        if self.locked is None or max_chars is not None:  # a start of the body only feeds the search index
+            return read_body(self.skill_file, max_chars)
+        raw = read_skill_file(self.skill_file)
+        if hashlib.sha256(raw).hexdigest() != self.locked.get(SKILL_FILE):
+            raise SkillFormatError(self.skill_file.path, _CHANGED.format(SKILL_FILE))
+        return body_of(self.skill_file, raw)
 
     def list_files(self) -> list[str]:
         """The files `read_bytes` would open (see `list_folder_resources`)."""
@@ -87,8 +102,17 @@ class FolderContent:
         return bool(self.list_files())
 
     def read_bytes(self, path: str, max_bytes: int) -> bytes:
-        """One file's bytes, opened beneath the folder; refused past `max_bytes`."""
-        return read_folder_bytes(self.skill_file.folder, path, max_bytes)
+        """One file's bytes, opened beneath the folder; refused past `max_bytes`, and when they are not the bytes
+        the lock records."""
+        data = read_folder_bytes(self.skill_file.folder, path, max_bytes)
+        if self.locked is not None:
+            relative = safe_relative_path(path).as_posix()
+            if hashlib.sha256(data).hexdigest() != self.locked.get(relative):
+                raise ResourceError(_CHANGED.format(shown(relative)))
+        return data
+
+
+_CHANGED = '{} changed since the lock file recorded it, so it is not served; tell the user'
 
 
 def hold_skill_folder(

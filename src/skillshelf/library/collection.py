@@ -17,6 +17,7 @@ from typing import Any
 
 from .._gc import gc_paused
 from ..errors import SkillConflictError, SkillError, SkillWarning
+from ..lock import SkillLock
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
 from ..scan import Finding, ScanMode
 from ..skill import Skill
@@ -43,6 +44,8 @@ class Collection:
     """How the skills kept break the format in ways Claude Code or Codex tolerate (see `SourceSkills.deviations`)."""
     flagged: list[Finding] = field(default_factory=list[Finding])
     """The critical findings of the content scan in skills kept anyway (`scan='warn'`)."""
+    refused: dict[str, str] = field(default_factory=dict[str, str])
+    """Skills the lock refused, by name, with why (each is in `skipped` too)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class Intake:
     """Tool names no skill may use (the meta-tools)."""
     scan: ScanMode = 'refuse'
     """What the content scan does with the source skills' critical findings (see `LibraryOptions.scan`)."""
+    lock: SkillLock | None = None
+    """The lock file every source's skill is checked against (`LibraryOptions.lock`); `None`: none is."""
 
     def changed(self, versions: tuple[Hashable, ...]) -> bool:
         """Whether a source changed since it was read at `versions`; a source whose version cannot be checked now
@@ -90,6 +95,7 @@ class Intake:
         deviations: list[FormatDeviation] = []
         versions: list[Hashable] = []
         screen = Screen(self.scan)
+        refused: dict[str, str] = {}
         for source in self.sources:
             try:
                 # Asked before the read, so a change during the read shows at the next check.
@@ -106,13 +112,23 @@ class Intake:
             )
             screened = not getattr(source, 'scans_on_publish', False)
             for skill in self._selected(read.skills):
-                if not screened or screen.admits(skill, skipped):
-                    _add_source_skill(by_name, names, skipped, skill)
+                if (taken := names.clash(skill.name)) is not None:
+                    _shadowed(by_name, names, skipped, skill, taken, refused)
+                elif self.lock is not None and (refusal := self.lock.refusal(skill)) is not None:
+                    refused[skill.name] = refusal
+                    problem = f'refused: {refusal}; {self.lock.advice}'
+                    skipped.append(SkippedSkill(Path(skill.origin or skill.name), problem))
+                elif not screened or screen.admits(skill, skipped):
+                    if self.lock is not None:
+                        self.lock.hold(skill)
+                    by_name[skill.name] = skill
             # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
             deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
         screen.done()
-        return Collection(by_name, skipped, tuple(versions), deviations, screen.flagged)
+        if self.lock is not None:
+            self.lock.done()
+        return Collection(by_name, skipped, tuple(versions), deviations, flagged=screen.flagged, refused=refused)
 
     def _selected(self, skills: Iterable[Skill[Any]]) -> list[Skill[Any]]:
         if not self.selection.include and not self.selection.exclude:
@@ -178,12 +194,18 @@ def _read_from(skill: Skill[Any]) -> str:
     return f'the command file {origin}' if is_command_skill(skill) else f'the skill from {origin}'
 
 
-def _add_source_skill(
-    by_name: dict[str, Skill[Any]], names: _Names, skipped: list[SkippedSkill], skill: Skill[Any]
+def _shadowed(
+    by_name: dict[str, Skill[Any]],
+    names: _Names,
+    skipped: list[SkippedSkill],
+    skill: Skill[Any],
+    taken: str,
+    refused: dict[str, str],
 ) -> None:
-    taken = names.clash(skill.name)
-    if taken is None:
-        by_name[skill.name] = skill
+    """Skip a source's `skill` whose name is `taken` (or looks like it) by an earlier skill, or raise when that one
+    is a Python skill. A name the lock refused stays taken: a later source never stands in for a refused skill."""
+    if taken in refused:
+        skipped.append(SkippedSkill(Path(skill.origin or skill.name), f'shadowed by {taken!r}, which the lock refused'))
         return
     # A source may offer a skill under a second name when its own is taken (an MCP server's, prefixed by the server's
     # namespace), so a served skill never takes another's place and is not lost either.

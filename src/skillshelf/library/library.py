@@ -42,6 +42,8 @@ class SkillLibrary:
     deviations: list[FormatDeviation] = field(default_factory=list[FormatDeviation])
     """How skills' `SKILL.md` files break the Agent Skills format in ways Claude Code or Codex tolerate: each skill
     loaded as they load it (under the name they give it), and each deviation emitted as a `SkillFormatWarning`."""
+    refused: dict[str, str] = field(default_factory=dict[str, str])
+    """Skills the lock refused (`LibraryOptions.lock`), by name, with why; each is in `skipped` too."""
     _intake: Intake = field(default_factory=Intake, init=False, repr=False)
     _versions: tuple[Hashable, ...] | None = field(default=None, init=False, repr=False)
     """Each source's version when it was last read; `None` for a library that reads no source."""
@@ -80,9 +82,21 @@ class SkillLibrary:
         """
         options = options or LibraryOptions()
         sources = options.read_sources()
-        intake = Intake(tuple(skills), tuple(sources), options.selection, frozenset(reserved_tool_names), options.scan)
+        lock = options.read_lock()
+        if lock is not None:
+            for source in sources:  # a git source's periodic sync keeps to the lock (`GitSource.keep_to`)
+                if callable(keep_to := getattr(source, 'keep_to', None)):
+                    keep_to(frozenset(lock.lock.skills), str(lock.path))
+        intake = Intake(
+            tuple(skills),
+            tuple(sources),
+            options.selection,
+            frozenset(reserved_tool_names),
+            scan=options.scan,
+            lock=lock,
+        )
         read = intake.collect()
-        library = cls(read.skills, read.skipped, deviations=read.deviations)
+        library = cls(read.skills, read.skipped, deviations=read.deviations, refused=read.refused)
         library._intake, library._auto_reload = intake, options.auto_reload
         library._versions = read.versions if sources else None
         library._search_index = SearchIndex(search or SearchOptions())
@@ -163,7 +177,7 @@ class SkillLibrary:
             fresh.skills, fresh.versions
         )  # after any index build in progress, which read the old skills
         self.skills, self.skipped, self._versions = fresh.skills, fresh.skipped, fresh.versions
-        self.deviations = fresh.deviations
+        self.deviations, self.refused = fresh.deviations, fresh.refused
         return changed
 
     def get(self, name: str) -> Skill[Any] | None:

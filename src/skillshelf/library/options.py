@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from ..errors import SkillError
 from ..files import ReadPolicy
+from ..lock import SkillLock
 from ..scan import ScanMode, check_mode
 from ..sources.base import SkillSource
 from .locations import directory_sources
@@ -66,6 +67,11 @@ class LibraryOptions:
     not scan (for a library scanned before, by `skillshelf scan` in CI). Changed skills are scanned again when they
     are read again; a library of 200 skills or more keeps its findings on disk by file digest, so the next start
     scans only what changed. A registry's skills are not scanned at load: its `publish` scanned them."""
+    lock: str | Path | None = None
+    """A lock file (written by `skillshelf lock`): each skill of the directories and sources must have the content it
+    records, or it is refused with a `SkillWarning` naming the files that changed (the others load); a skill it does
+    not record is refused too. Python skills are not checked. The file is read once, when the library is built (a
+    process picks up an updated lock when it starts). `None`: no check."""
 
     def __post_init__(self) -> None:
         for option in _PATH_OPTIONS:
@@ -73,6 +79,8 @@ class LibraryOptions:
         for option in _FLAGS:
             if not isinstance(getattr(self, option), bool):
                 raise SkillError(f'the `{option}` option must be true or false, not {getattr(self, option)!r}')
+        if (lock := cast(object, self.lock)) is not None and not isinstance(lock, (str, Path)):
+            raise SkillError(f'the `lock` option must be the path of a lock file, not {self.lock!r}')
         object.__setattr__(self, 'sources', tuple(resolve_sources(self.sources)))
         try:
             check_mode(self.scan)
@@ -101,6 +109,14 @@ class LibraryOptions:
         )
         return [*directories, *cast('tuple[SkillSource, ...]', self.sources)]
 
+    def read_lock(self) -> SkillLock | None:
+        """The lock file the skills are checked against, read now; `None` without one.
+
+        Raises:
+            SkillError: the lock file is missing or is not one (see `read_lock`).
+        """
+        return None if self.lock is None else SkillLock.read(self.lock)
+
     @classmethod
     def merged(cls, parts: Sequence[LibraryOptions], **latest: Any) -> LibraryOptions:
         """The options of several libraries read as one: their directories, sources and `exclude` in order, an
@@ -112,7 +128,10 @@ class LibraryOptions:
         }
         values['include'] = [pattern for part in includes for pattern in part] if all(includes) else []
         values['standard_directories'] = any(part.standard_directories for part in parts)
-        flags = {option: getattr(parts[-1], option) for option in ('strict', 'allow_hard_links', 'auto_reload', 'scan')}
+        flags = {
+            option: getattr(parts[-1], option)
+            for option in ('strict', 'allow_hard_links', 'auto_reload', 'scan', 'lock')
+        }
         return cls(**{**flags, **values, **latest})
 
 

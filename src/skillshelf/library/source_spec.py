@@ -21,12 +21,14 @@ SourceSpec = str | Mapping[str, Any]
 _FORMS = {
     'package': ('folder',),
     'entry_points': (),
-    'git': ('ref', 'subdirectory', 'cache_dir'),
+    'git': ('ref', 'subdirectory', 'cache_dir', 'sync_every'),
     'registry': None,
     'mcp': ('namespace',),
 }
 """Each short form's key (its main value) and the other keys it takes; a registry's are the options of the registry
 annex's `RegistryPins`, checked there, so reading a spec imports no SQL toolkit (nor an `mcp` one, fastmcp)."""
+_NUMBERS = frozenset({'sync_every'})
+"""The keys whose values are numbers (checked by the source), not strings."""
 
 
 def resolve_sources(value: object) -> list[SkillSource]:
@@ -64,7 +66,7 @@ def _imported(path: str) -> list[SkillSource]:
 
 def _short_form(spec: Mapping[object, object]) -> SkillSource:
     kinds = [key for key in spec if key in _FORMS]
-    strings = [value for key, value in spec.items() if key in kinds or kinds != ['registry']]
+    strings = [value for key, value in spec.items() if (key in kinds or kinds != ['registry']) and key not in _NUMBERS]
     if len(kinds) != 1 or not all(isinstance(value, str) for value in strings):
         raise SkillError(
             f'the `sources` option: {hide_passwords(repr(dict(spec)))} must have exactly one of {", ".join(_FORMS)} '

@@ -172,7 +172,15 @@ def read_body(skill_file: str | Path | SkillFile, max_chars: int | None = None) 
     Raises:
         SkillFormatError: the file is missing, unreadable, too large, not UTF-8 or has no closed frontmatter.
     """
-    raw = read_skill_file(skill_file)
+    return body_of(skill_file, read_skill_file(skill_file), max_chars)
+
+
+def body_of(skill_file: str | Path | SkillFile, raw: bytes, max_chars: int | None = None) -> str:
+    """`read_body` of the bytes `raw` read from `skill_file`.
+
+    Raises:
+        SkillFormatError: they are not UTF-8 or have no closed frontmatter.
+    """
     path = _path_of(skill_file)
     try:
         text = raw.decode('utf-8')

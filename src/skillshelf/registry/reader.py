@@ -28,8 +28,9 @@ from ..markdown.frontmatter import read_markdown
 from ..markdown.guarded_yaml import MAX_YAML_DEPTH, nested_deeper_than
 from ..skill import Skill
 from ..sources.base import SkippedSkill, SourceSkills, skipped
+from .digests import RevisionDigests
 from .pins import RegistryPins
-from .schema import AnyRow, AnySelect, blobs, catalog, files, revisions, state
+from .schema import AnyRow, AnySelect, blobs, catalog, files, revisions, state, text
 from .store import BODY_START_CHARS
 
 __all__ = ('CatalogReader', 'RegistryContent', 'RegistryHandle', 'Unreachable')
@@ -82,6 +83,8 @@ class CatalogReader:
     """Every skill read (or the reason its row was skipped), by name, pinned ones included."""
     starts: BodyStarts = field(init=False)
     """The body starts search indexes, read at the first search."""
+    digests: RevisionDigests = field(default_factory=RevisionDigests)
+    """The lock digests of the revisions read, read the first time a lock asks."""
     rows: int = 0
     """Catalog rows read so far (for measurements: a change reads only the rows it changed)."""
     _listed: tuple[list[Skill[Any]], list[SkippedSkill]] | None = None
@@ -240,24 +243,6 @@ def _at(latest: sa.Subquery) -> sa.ColumnElement[bool]:
     return (revisions.c.name == latest.c.name) & (revisions.c.version == latest.c.version)
 
 
-def text(value: object, errors: str = 'strict', *, what: str = 'name') -> str:
-    """A text column's value as `str`, from the bytes SQLite is read as.
-
-    Raises:
-        ValueError: the bytes are not UTF-8 (with `errors='strict'`), naming `what`.
-    """
-    if isinstance(value, memoryview):
-        value = value.tobytes()
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            return bytes(value).decode('utf-8', errors)
-        except UnicodeDecodeError:
-            raise ValueError(f'its {what} is not valid UTF-8') from None
-    if not isinstance(value, str):
-        raise TypeError(f'its {what} is not text')
-    return value
-
-
 class BodyStarts:
     """The body starts of the skills read, by name and revision: read in one query at the first search, then kept
     (a later read brings those of the rows it changed)."""
@@ -363,6 +348,10 @@ class RegistryContent:
         if hashlib.sha256(data).hexdigest() != found[1]:
             raise ResourceError(f'{shown(path)} no longer matches the checksum it was published with; it is not served')
         return data
+
+    def file_digests(self) -> dict[str, str]:
+        """Each stored file's SHA-256 (kept with it) and the `SKILL.md`'s, by path (see `registry.digests`)."""
+        return self.reader.digests.of(self.reader, self.name, self.revision, self.origin)
 
     @property
     def _revision(self) -> sa.ColumnElement[bool]:

@@ -45,6 +45,7 @@ __all__ = (
     'open_schema',
     'revisions',
     'state',
+    'text',
 )
 
 SCHEMA = 2
@@ -213,3 +214,21 @@ def _pages(
 
 SCHEMA_1_TABLES = tuple(table.name for table in (_old_skills, _old_files, _old_state))
 """The schema-1 tables a migration leaves in place (drop them once no worker of an older version reads them)."""
+
+
+def text(value: object, errors: str = 'strict', *, what: str = 'name') -> str:
+    """A text column's value as `str`, from the bytes SQLite is read as.
+
+    Raises:
+        ValueError: the bytes are not UTF-8 (with `errors='strict'`), naming `what`.
+    """
+    if isinstance(value, memoryview):
+        value = value.tobytes()
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode('utf-8', errors)
+        except UnicodeDecodeError:
+            raise ValueError(f'its {what} is not valid UTF-8') from None
+    if not isinstance(value, str):
+        raise TypeError(f'its {what} is not text')
+    return value

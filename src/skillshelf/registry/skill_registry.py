@@ -16,7 +16,7 @@ from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import sqlalchemy as sa
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
@@ -212,6 +212,29 @@ class SkillRegistry:
                 return store.remove(connection, name, purge=purge)
         except store.Unchanged:
             return False
+
+    def prune(
+        self,
+        keep: int = 5,
+        *,
+        pins: Mapping[str, int | Iterable[int]] | None = None,
+        versions: Iterable[int] = (),
+        dry_run: bool = False,
+    ) -> store.Pruned:
+        """Delete old revisions, keeping for every skill its `keep` latest revisions, its live one (or its removal),
+        the revisions `pins` names (`{'deploy': 3}`, as workers or lock files pin them) and the revisions live at
+        each registry version of `versions` (the versions workers are pinned to); then the file contents no kept
+        revision uses. Workers see no change. `remove(name, purge=True)` deletes a skill's whole history instead.
+        Returns what was deleted (with `dry_run`, what would be, and nothing is).
+
+        Raises:
+            SkillError: `keep` is below 1, or the registry cannot be written.
+        """
+        if isinstance(keep, bool) or not isinstance(cast(object, keep), int) or keep < 1:
+            raise SkillError(f'`keep` must be a number of revisions from 1 (the live one), not {keep!r}')
+        held = {name: {value} if isinstance(value, int) else set(value) for name, value in (pins or {}).items()}
+        with self.connect(writing=not dry_run) as connection:
+            return store.prune(connection, keep, held, versions, dry_run=dry_run)
 
     def catalog(self) -> list[RegistryEntry]:
         """The live revision of every published skill, by name."""

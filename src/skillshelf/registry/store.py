@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,8 +33,10 @@ from .schema import blobs, catalog, files, revisions, state
 __all__ = (
     'BODY_START_CHARS',
     'Prepared',
+    'Pruned',
     'prepare_folder',
     'prepare_markdown',
+    'prune',
     'remove',
     'rollback',
     'screen',
@@ -280,6 +283,65 @@ def remove(connection: sa.Connection, name: str, *, purge: bool) -> bool:
     if not changed:
         raise Unchanged
     return True
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What a prune deleted (or, as a dry run, would delete)."""
+
+    revisions: int
+    """Revisions deleted, with their files' rows."""
+    blobs: int
+    """File contents no kept revision uses any more, deleted."""
+    bytes: int
+    """Their size together."""
+
+
+def prune(
+    connection: sa.Connection,
+    keep: int,
+    pins: Mapping[str, Collection[int]],
+    versions: Iterable[int],
+    *,
+    dry_run: bool = False,
+) -> Pruned:
+    """Delete every revision of every skill but its `keep` latest, its head (the live revision, or the removal of a
+    removed skill), the revisions `pins` names and the revision live at each registry version of `versions` (a worker
+    pinned to a version reads those); then the file contents no kept revision uses. The catalog is not touched, so
+    workers see no change and the registry version does not move."""
+    connection.execute(sa.select(state.c.version).where(state.c.id == 1).with_for_update())  # writers take turns
+    heads = {str(row[0]): int(row[1]) for row in connection.execute(sa.select(catalog.c.name, catalog.c.revision))}
+    history: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
+    for name, revision, version in connection.execute(
+        sa.select(revisions.c.name, revisions.c.revision, revisions.c.version).order_by(revisions.c.revision)
+    ):
+        history[name].append((revision, version))
+    pinned_versions = sorted(set(versions))
+    doomed: dict[str, list[int]] = {}
+    for name, kept_rows in history.items():
+        kept = {revision for revision, _ in kept_rows[-keep:]} | set(pins.get(name, ())) | {heads.get(name, 0)}
+        for pinned in pinned_versions:
+            live_then = [revision for revision, version in kept_rows if version <= pinned]
+            kept.update(live_then[-1:])
+        if gone := [revision for revision, _ in kept_rows if revision not in kept]:
+            doomed[name] = gone
+    used: dict[str, tuple[int, bool]] = {}  # blob: (size, whether a kept revision uses it)
+    for name, revision, blob, size in connection.execute(
+        sa.select(files.c.name, files.c.revision, files.c.blob, files.c.size)
+    ):
+        stays = revision not in doomed.get(name, ())
+        used[blob] = (size, stays or used.get(blob, (0, False))[1])
+    freed = {blob: size for blob, (size, stays) in used.items() if not stays}
+    if not dry_run:
+        for name, gone in doomed.items():
+            for chunk in _chunks(gone):
+                connection.execute(files.delete().where((files.c.name == name) & files.c.revision.in_(chunk)))
+                connection.execute(
+                    revisions.delete().where((revisions.c.name == name) & revisions.c.revision.in_(chunk))
+                )
+        for chunk in _chunks(list(freed)):
+            connection.execute(blobs.delete().where(blobs.c.sha256.in_(chunk)))
+    return Pruned(sum(map(len, doomed.values())), len(freed), sum(freed.values()))
 
 
 class Unchanged(Exception):

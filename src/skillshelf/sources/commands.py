@@ -155,7 +155,8 @@ def _read_command(held: HeldFolder, parts: tuple[str, ...], deviations: list[For
     if problem := name_problem(name):
         raise SkillFormatError(path, f'{problem} (a command is named by its file; rename the file)')
     notes: list[str] = []
-    fields, body = _split(path, _decoded(path, _read(held, parts)), notes)
+    raw = _read(held, parts)
+    fields, body = _split(path, _decoded(path, raw), notes)
     deviations.extend(FormatDeviation(Path(path), 'frontmatter', note, skill=name) for note in notes)
     description = fields.pop('description', None)
     if description is not None and not isinstance(description, str):
@@ -168,7 +169,7 @@ def _read_command(held: HeldFolder, parts: tuple[str, ...], deviations: list[For
     hint = fields.get('argument-hint')
     if isinstance(hint, list) and all(isinstance(item, str) for item in cast('list[object]', hint)):  # YAML's `[pr]`
         fields['argument-hint'] = ' '.join(f'[{item}]' for item in cast('list[str]', hint))
-    return Skill.from_content(name, description, TextContent(body, origin=path), metadata=fields)
+    return Skill.from_content(name, description, TextContent(body, origin=path, source=raw), metadata=fields)
 
 
 def _read(held: HeldFolder, parts: tuple[str, ...]) -> bytes:

@@ -19,9 +19,11 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import cast
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from filelock import FileLock
@@ -32,6 +34,7 @@ from ..files import cache_directory
 from ..markdown.frontmatter import SKILL_FILE
 from .base import SkippedSkill, SourceSkills
 from .directory import discover
+from .git_sync import GitSync, LockedNames
 
 __all__ = ('GIT_TIMEOUT', 'GitSource', 'redacted_url')
 
@@ -60,7 +63,13 @@ class GitSource:
     `''`: the repository's `skills/` folder when it has one (and is not a skill folder itself), else its top."""
     cache_dir: Path | None = None
     """Where the checkout is kept; default: `git/` in skillshelf's cache directory (`$SKILLSHELF_CACHE_DIR`)."""
+    sync_every: float | None = None
+    """Fetch the repository again every this many seconds, checked when a run starts: the fetch runs in the
+    background and never delays or fails a run, and a new commit is checked out at the next run start after it
+    arrived, unless it changes a skill of the library's lock (see `git_sync`). `None`: only `refresh` fetches."""
     _commit: str | None = field(default=None, init=False, repr=False)
+    _sync: GitSync | None = field(default=None, init=False, repr=False)
+    _locked: LockedNames | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for what, value in (('url', self.url), ('ref', self.ref)):
@@ -69,6 +78,11 @@ class GitSource:
                 raise SkillError(f'the git {what} {shown!r} is empty or starts with "-"; give a URL and a ref')
         if self.subdirectory and (problem := _subdirectory_problem(self.subdirectory)) is not None:
             raise SkillError(f'the git subdirectory {self.subdirectory!r} {problem}')
+        every = cast(object, self.sync_every)
+        if every is not None:
+            if isinstance(every, bool) or not isinstance(every, (int, float)) or every <= 0:
+                raise SkillError(f'`sync_every` must be a number of seconds above 0, not {every!r}')
+            self._sync = GitSync(float(every))
 
     def __repr__(self) -> str:
         folder = f', subdirectory={self.subdirectory!r}' if self.subdirectory else ''
@@ -91,18 +105,43 @@ class GitSource:
         return base / 'git' / hashlib.sha256(key).hexdigest()[:24]
 
     def version(self) -> Hashable:
-        """The commit checked out (the repository is cloned on first use)."""
+        """The commit checked out (the repository is cloned on first use); with `sync_every`, a fetched commit is
+        taken here, and a fetch started when one is due."""
+        if self._commit is None:
+            self._first_checkout()
+        elif self._sync is not None:
+            if self._sync.take(self._commit, repr(self), self._changed_skills, self._locked):
+                with self._turn():
+                    self._commit = self._check_out()
+            if self._sync.due():
+                self._sync.start(self._fetch)
+        return self._commit
+
+    def _first_checkout(self) -> str:
+        """The commit checked out, cloning the repository first if needed (no sync: the clone is the first fetch)."""
         if self._commit is None:
             with self._turn():
                 if not (self.checkout / '.git').is_dir():
                     self._clone()
                 self._commit = self._check_out()
+            if self._sync is not None:
+                self._sync.last = time.monotonic()
         return self._commit
+
+    def keep_to(self, names: frozenset[str], lock_file: str) -> None:
+        """Keep periodic syncs to a lock: a commit that changes a skill of `names` is not checked out (the library
+        calls this with its lock's skills)."""
+        self._locked = LockedNames(names, lock_file)
+
+    def wait_for_sync(self, timeout: float | None = None) -> None:
+        """Wait for a periodic fetch under way, if any; its commit is taken at the next `version()`."""
+        if self._sync is not None:
+            self._sync.wait(timeout)
 
     def read_skills(self) -> SourceSkills:
         """The skill folders of the checkout (cloned first if needed), in name order: those of `subdirectory`, else
         of the repository's `skills/` folder when it has one, else of its top."""
-        self.version()
+        self._first_checkout()
         root = self.skills_folder()
         if not _inside(root, self.checkout):
             problem = 'leads outside the repository (through a symlink); name a folder inside it'
@@ -132,15 +171,38 @@ class GitSource:
             SkillError: `git` failed (the message is git's own).
         """
         before = self.version()
-        fetch = ('fetch', '--quiet', '--force', '--tags', '--prune')
         with self._turn():
-            if self._secrets:  # the clone's config has the URL without its secret: fetch from the whole URL
-                refspec = '+refs/heads/*:refs/remotes/origin/*'
-                _git('-C', str(self.checkout), *fetch, '--no-write-fetch-head', self.url, refspec, hide=self._secrets)
-            else:
-                _git('-C', str(self.checkout), *fetch, 'origin')
+            self._fetch_refs()
             self._commit = self._check_out()
         return self._commit != before
+
+    def _fetch_refs(self) -> None:
+        fetch = ('fetch', '--quiet', '--force', '--tags', '--prune')
+        if self._secrets:  # the clone's config has the URL without its secret: fetch from the whole URL
+            refspec = '+refs/heads/*:refs/remotes/origin/*'
+            _git('-C', str(self.checkout), *fetch, '--no-write-fetch-head', self.url, refspec, hide=self._secrets)
+        else:
+            _git('-C', str(self.checkout), *fetch, 'origin')
+
+    def _fetch(self) -> str:
+        """Fetch (in the sync's thread) without checking anything out; the commit the ref names now."""
+        with self._turn():
+            self._fetch_refs()
+            return self._resolve()
+
+    def _changed_skills(self, old: str, new: str) -> set[str]:
+        """The skill folders (by name) whose files differ between commits `old` and `new`; every locked skill when
+        a file of the skills folder itself changed (a repository that is one skill)."""
+        folder = os.path.relpath(self.skills_folder(), self.checkout).replace(os.sep, '/')
+        prefix = '' if folder == '.' else f'{folder}/'
+        listed = _git('-C', str(self.checkout), 'diff', '--name-only', '--no-renames', old, new, '--', folder)
+        names: set[str] = set()
+        for path in (line[len(prefix) :] for line in listed.splitlines() if line.startswith(prefix)):
+            top, slash, _ = path.partition('/')
+            if not slash:
+                return set(self._locked.names) if self._locked is not None else set()
+            names.add(top)
+        return names
 
     def _turn(self) -> FileLock:
         """A lock on this checkout, held while it is cloned, fetched or checked out: workers sharing the cache
@@ -169,15 +231,18 @@ class GitSource:
         finally:
             shutil.rmtree(partial, ignore_errors=True)
 
-    def _check_out(self) -> str:
+    def _resolve(self) -> str:
+        """The commit `ref` names in the clone's refs."""
         checkout = str(self.checkout)
         remote = 'refs/remotes/origin/HEAD' if self.ref == 'HEAD' else f'refs/remotes/origin/{self.ref}'
         for candidate in (remote, f'refs/tags/{self.ref}', self.ref):
             commit = _git('-C', checkout, 'rev-parse', '--verify', '--quiet', f'{candidate}^{{commit}}', check=False)
             if commit:
-                break
-        else:
-            raise SkillError(f'the git ref {self.ref!r} is not a branch, tag or commit of {redacted_url(self.url)}')
+                return commit
+        raise SkillError(f'the git ref {self.ref!r} is not a branch, tag or commit of {redacted_url(self.url)}')
+
+    def _check_out(self) -> str:
+        checkout, commit = str(self.checkout), self._resolve()
         if not self._is_clean_at(commit):
             _git('-C', checkout, 'checkout', '--quiet', '--force', '--detach', commit)
             _git('-C', checkout, 'clean', '--quiet', '-ffdx')

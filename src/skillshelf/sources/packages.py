@@ -7,19 +7,20 @@ and each is read from the package when it is used, whole (up to the reader's lim
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
 import os
 import posixpath
 import zipfile
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .._text import shown
 from ..content import safe_relative_path
-from ..content.base import MAX_LISTED_RESOURCES, too_large
+from ..content.base import MAX_FILE_BYTES, MAX_LISTED_RESOURCES, too_large
 from ..content.folder import MAX_RESOURCE_DEPTH, MAX_SCANNED_ENTRIES
 from ..errors import ResourceError, SkillError, SkillFormatError
 from ..markdown.bounded_read import MAX_SKILL_FILE_BYTES, SKILL_FILE
@@ -184,7 +185,7 @@ def _read_skill(
     checked = markdown_skill(text, {}, origin=origin, folder=folder.name, deviations=deviations)
     entries: dict[str, Traversable] = {}
     _collect_files(folder, '', 0, entries, listing)
-    content = _PackageContent(checked.content.instructions(), entries, origin)
+    content = _PackageContent(checked.content.instructions(), entries, origin, raw)
     return Skill.from_content(checked.name, checked.description, content, metadata=checked.metadata)
 
 
@@ -199,6 +200,22 @@ class _PackageContent:
     """The files listed when the skill was read, by relative path: the only ones served."""
     origin: str
     """The package and folder."""
+    source: bytes = field(repr=False)
+    """The `SKILL.md`, byte for byte."""
+
+    def file_digests(self) -> dict[str, str]:
+        """The SHA-256 of every file, `SKILL.md` included, by path (see `lock.digest`), each read now.
+
+        Raises:
+            SkillFormatError: a file can no longer be read from the package.
+        """
+        digests = {SKILL_FILE: hashlib.sha256(self.source).hexdigest()}
+        for path in self.entries:
+            try:
+                digests[path] = hashlib.sha256(self.read_bytes(path, MAX_FILE_BYTES)).hexdigest()
+            except ResourceError as error:
+                raise SkillFormatError(self.origin, str(error)) from None
+        return digests
 
     def instructions(self, max_chars: int | None = None) -> str:
         """The body, or its first `max_chars` characters."""

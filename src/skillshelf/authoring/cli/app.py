@@ -13,8 +13,9 @@ from .check_command import check
 from .env_command import env
 from .eval_command import eval_command
 from .library_commands import index, list_skills, validate
+from .lock_commands import diff, lock
 from .model_view_commands import catalog, search, show
-from .registry_commands import publish, rollback, unpublish
+from .registry_commands import prune, publish, rollback, unpublish
 from .render import one_line_warnings
 from .scan_command import scan
 from .serve_command import serve_mcp
@@ -53,3 +54,6 @@ app.command()(publish)
 app.command()(unpublish)
 app.command()(rollback)
 app.command('serve-mcp')(serve_mcp)
+app.command()(prune)
+app.command()(lock)
+app.command()(diff)

@@ -1,5 +1,5 @@
 """The commands about a skill registry: `publish` skill folders to it, `rollback` one to an earlier revision,
-`unpublish` them (and `list --registry`, which shows their revisions)."""
+`unpublish` them, `prune` old revisions (and `list --registry`, which shows their revisions)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .render import err, fail, out, print_skipped
 if TYPE_CHECKING:
     from ...registry.skill_registry import SkillRegistry
 
-__all__ = ('Registry', 'open_registry', 'publish', 'rollback', 'unpublish')
+__all__ = ('Registry', 'open_registry', 'prune', 'publish', 'rollback', 'unpublish')
 
 _T = TypeVar('_T')
 
@@ -122,6 +122,57 @@ def rollback(
         f'({_files(entry.files, entry.bytes)}), at registry version {entry.version}.',
         markup=False,
     )
+
+
+def prune(
+    registry: Annotated[str, typer.Option('--registry', '-r', help='The registry URL.')],
+    keep: Annotated[int, typer.Option('--keep', help="Each skill's latest revisions to keep (the live one counts).")],
+    pin: Annotated[
+        list[str] | None,
+        typer.Option('--pin', help='A revision to keep, as NAME=REVISION (one a worker is pinned to). Repeatable.'),
+    ] = None,
+    version: Annotated[
+        list[int] | None,
+        typer.Option('--version', help='A registry version a worker is pinned to: its revisions are kept. Repeatable.'),
+    ] = None,
+    lock: Annotated[
+        list[Path] | None,
+        typer.Option('--lock', help='A lock file: the registry revisions it records are kept. Repeatable.'),
+    ] = None,
+    dry_run: Annotated[bool, typer.Option('--dry-run', help='Say what would be deleted; delete nothing.')] = False,
+) -> None:
+    """Delete old revisions of every skill, keeping the `--keep` latest, the live one (or a removed skill's
+    removal), and those workers and lock files pin; then the file contents no kept revision uses. Workers see no
+    change. (`unpublish --purge` deletes one skill's whole history instead.)"""
+    target = open_registry(registry)
+    pins: dict[str, set[int]] = {}
+    for item in pin or ():
+        name, equals, number = item.partition('=')
+        if not equals or not number.strip().isdigit():
+            fail(f'--pin takes NAME=REVISION, such as deploy=3, not {item!r}')
+        pins.setdefault(name.strip(), set()).add(int(number))
+    for path in lock or ():
+        for name, revision in _locked_revisions(path).items():
+            pins.setdefault(name, set()).add(revision)
+    done = _run(lambda: target.prune(keep, pins=pins, versions=version or (), dry_run=dry_run))
+    verb = 'would delete' if dry_run else 'deleted'
+    out().print(
+        f'{verb} {done.revisions:,} revision{"" if done.revisions == 1 else "s"} and {done.blobs:,} stored '
+        f'file content{"" if done.blobs == 1 else "s"} ({_size(done.bytes)}) from {target.label}',
+        markup=False,
+    )
+
+
+def _locked_revisions(path: Path) -> dict[str, int]:
+    """The registry revisions a lock file records (entries whose revision is a number), by skill name."""
+    from ...lock import read_lock
+
+    try:
+        entries = read_lock(path).skills
+    except SkillError as error:
+        fail(str(error))
+    revisions = {name: entry.revision or '' for name, entry in entries.items()}
+    return {name: int(revision) for name, revision in revisions.items() if revision.isdigit()}
 
 
 def _run(action: Callable[[], _T]) -> _T:
