@@ -81,6 +81,11 @@ class MCPContent:
             return ''
         return self._fetch()[0][:max_chars]
 
+    def file_digests(self) -> dict[str, str]:
+        """Each file's SHA-256 in lower-case hex, by path, as listed (`lock.DigestedContent`): a lock checks an MCP
+        skill without fetching it, and every fetch is verified against the same digests."""
+        return {path: digest.removeprefix('sha256:') for path, digest in self.digests.items()}
+
     def list_files(self) -> list[str]:
         """The skill's files as listed (its `SKILL.md` left out), sorted."""
         return sorted(path for path in self.digests if path != SKILL_FILE_NAME)[:MAX_LISTED_RESOURCES]
