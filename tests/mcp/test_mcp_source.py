@@ -18,9 +18,11 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from skillshelf import MCPSkillSource, SkillError, Skills, SkillWarning
+from skillshelf.ranking.cache import CACHE_MIN_SKILLS
 
 from mcp_servers import CHECKLIST, http_server, kill_pid_in, stdio_server, write_served_skills
 from scripted_model import NO_CATALOG, Script, call, tool_returns
+from skill_files import write_skill
 
 
 @pytest.fixture
@@ -85,6 +87,19 @@ def test_the_catalog_and_search_cost_no_fetch_and_each_skill_carries_its_digests
         digests = mcp.digests()
     assert sorted(digests['review']) == ['SKILL.md', 'checklist.md']
     assert digests['review']['checklist.md'].startswith('sha256:')
+
+
+def test_the_first_search_beside_a_cached_folder_library_fetches_no_mcp_skill(
+    served: Path, tmp_path: Path, cache_dir: Path
+) -> None:
+    for number in range(CACHE_MIN_SKILLS):  # enough folder skills for the index to be cached, keyed on every skill
+        write_skill(tmp_path / 'lib', f'tool-{number:03}', f'Use tool {number}.', description=f'Tool number {number}.')
+    with server('stdio', served) as target, source(target) as mcp:
+        skills = Skills(directories=[tmp_path / 'lib'], sources=[mcp], catalog_budget=NO_CATALOG)
+        [hit] = skills.library.search('pull request review', limit=1)
+        assert hit.name == 'review'
+        assert skills.library.index_cache_path() is not None
+        assert skills.library.skills['review'].content.instructions(200) == ''  # the cache key fetched nothing
 
 
 @pytest.mark.parametrize('kind', ['stdio', 'http'])

@@ -21,6 +21,7 @@ from opentelemetry import trace
 from .._gc import gc_paused
 from ..content import FolderContent
 from ..errors import SkillError, SkillWarning
+from ..lock.digest import DigestedContent
 from ..ranking.cache import CACHE_MIN_SKILLS, LibraryCache, library_cache
 from ..ranking.documents import SearchDocument, SearchHit
 from ..ranking.embeddings import Embeddings
@@ -208,6 +209,9 @@ def _body(skill: Skill[Any], chars: int) -> str:
 
 
 def _instructions_hash(skill: Skill[Any]) -> str:
-    """What stands for a Python skill's instructions in the index cache key (a folder skill's are in its source's
-    version)."""
+    """What stands for the instructions of a skill without a folder in the index cache key (a folder skill's are in
+    its source's version): the digests its content gives where it gives them (an MCP server's listing: reading the
+    instructions would fetch every such skill at the first search), else the instructions' own hash."""
+    if isinstance(skill.content, DigestedContent):
+        return repr(sorted(skill.content.file_digests().items()))
     return hashlib.sha256(skill.load_instructions().encode('utf-8', 'surrogatepass')).hexdigest()
