@@ -67,7 +67,8 @@ def plugin_layout(directory: Path) -> Layout | None:
             folders = sorted(entry.path for entry in scan if not entry.name.startswith('.') and entry.is_dir())
     except OSError:
         return None
-    members = [Path(folder) for folder in folders if (Path(folder) / MANIFEST).is_file()]
+    # `os.path` on strings: a library of thousands of skill folders is looked through at every start.
+    members = [Path(folder) for folder in folders if os.path.isfile(os.path.join(folder, MANIFEST))]
     if not members:
         return None
     plugins: list[Plugin] = []
