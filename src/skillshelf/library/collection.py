@@ -17,7 +17,7 @@ from typing import Any
 from .._gc import gc_paused
 from ..errors import SkillConflictError, SkillError, SkillWarning
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
-from ..scan import Finding, ScanMode
+from ..scan import Finding
 from ..skill import Skill
 from ..sources.base import SkillSource, SkippedSkill, reports_version
 from ..sources.commands import is_command_skill
@@ -56,8 +56,8 @@ class Intake:
     """The skills kept (`include`, `exclude`); the others are dropped as soon as they are read."""
     reserved_tool_names: frozenset[str] = frozenset()
     """Tool names no skill may use (the meta-tools)."""
-    scan: ScanMode = 'refuse'
-    """What the content scan does with the source skills' critical findings (see `LibraryOptions.scan`)."""
+    screen: Screen = field(default_factory=lambda: Screen('refuse'))
+    """The content scan of the source skills (see `LibraryOptions.scan`): their frontmatter as they are read."""
 
     def changed(self, versions: tuple[Hashable, ...]) -> bool:
         """Whether a source changed since it was read at `versions`; a source whose version cannot be checked now
@@ -88,7 +88,8 @@ class Intake:
         skipped: list[SkippedSkill] = []
         deviations: list[FormatDeviation] = []
         versions: list[Hashable] = []
-        screen = Screen(self.scan)
+        screen = self.screen
+        screen.read()
         for source in self.sources:
             try:
                 # Asked before the read, so a change during the read shows at the next check.
@@ -103,14 +104,12 @@ class Intake:
                 for problem in read.skipped  # a problem with a directory itself is always reported
                 if problem.path == root or self.selection.selects(_entry_name(problem.path))
             )
-            screened = not getattr(source, 'scans_on_publish', False)
             for skill in self._selected(read.skills):
-                if not screened or screen.admits(skill, skipped):
+                if screen.admits(skill, skipped):
                     _add_source_skill(by_name, names, skipped, skill)
             # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
             deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
-        screen.done()
         return Collection(by_name, skipped, tuple(versions), deviations, screen.flagged)
 
     def _selected(self, skills: Iterable[Skill[Any]]) -> list[Skill[Any]]:

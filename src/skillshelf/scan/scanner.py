@@ -28,7 +28,7 @@ from .vocabulary import urls_in
 if TYPE_CHECKING:
     from ..skill import Skill
 
-__all__ = ('SKILL_FILE', 'scan_files', 'scan_skill')
+__all__ = ('SKILL_FILE', 'scan_files', 'scan_frontmatter', 'scan_skill')
 
 SKILL_FILE = 'SKILL.md'
 _INLINE_SIGNS = (
@@ -49,6 +49,8 @@ _INLINE_SIGNS = (
 )
 """What inline code holds if a rule that reads it (code run, credentials sent, packages installed) can find
 anything: most inline code is a name or a path."""
+_SEARCH_FIELDS = ('when_to_use', 'when-to-use', 'keywords', 'tags', 'triggers')
+"""Frontmatter fields the catalog or the search shows the model beside the description."""
 _SCANNED_SUFFIXES = (
     '.md',
     '.markdown',
@@ -82,6 +84,21 @@ def scan_skill(skill: Skill[Any]) -> list[Finding]:
     description and instructions, its lines counted from that frontmatter.
     """
     return scan_files(skill.name, _texts(skill))
+
+
+def scan_frontmatter(skill: Skill[Any]) -> list[Finding]:
+    """The findings in what the model reads of `skill` before loading it: its name, description and the search
+    fields an author declared (`when_to_use`, ...), read by the cheap rules (hidden characters, override and
+    concealment phrasing). Nothing is read from disk, so a library scans thousands of skills this way at build."""
+    fields = [('name', skill.name), ('description', skill.description)]
+    fields += [(key, str(value)) for key in _SEARCH_FIELDS if (value := skill.metadata.get(key))]
+    hits: set[Hit] = set()
+    for line, (key, value) in enumerate(fields, 2):  # as written in a `SKILL.md`, one field a line after `---`
+        text = f'{key}: {value}'.replace('\n', ' ')
+        hits.update((line, 'hidden-unicode', severity, message) for _, severity, message in hidden_characters(text))
+        for rule, read in (('prompt-override', override_instructions), ('concealment', hidden_instructions)):
+            hits.update((line, rule, severity, message) for _, severity, message in read(text, line, comment=False))
+    return sorted(Finding(skill.name, SKILL_FILE, *hit) for hit in hits)
 
 
 def scan_files(name: str, files: Iterable[tuple[str, str]]) -> list[Finding]:
