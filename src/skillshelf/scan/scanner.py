@@ -92,12 +92,13 @@ def scan_frontmatter(skill: Skill[Any]) -> list[Finding]:
     concealment phrasing). Nothing is read from disk, so a library scans thousands of skills this way at build."""
     fields = [('name', skill.name), ('description', skill.description)]
     fields += [(key, str(value)) for key in _SEARCH_FIELDS if (value := skill.metadata.get(key))]
-    hits: set[Hit] = set()
-    for line, (key, value) in enumerate(fields, 2):  # as written in a `SKILL.md`, one field a line after `---`
-        text = f'{key}: {value}'.replace('\n', ' ')
-        hits.update((line, 'hidden-unicode', severity, message) for _, severity, message in hidden_characters(text))
-        for rule, read in (('prompt-override', override_instructions), ('concealment', hidden_instructions)):
-            hits.update((line, rule, severity, message) for _, severity, message in read(text, line, comment=False))
+    # As written in a `SKILL.md`: one field a line after `---`, read in one pass (each rule's cost is per text).
+    text = '\n'.join(f'{key}: {" ".join(value.splitlines())}' for key, value in fields)
+    hits: set[Hit] = {
+        (line, 'hidden-unicode', severity, message) for line, severity, message in hidden_characters(text, 2)
+    }
+    for rule, read in (('prompt-override', override_instructions), ('concealment', hidden_instructions)):
+        hits.update((line, rule, severity, message) for line, severity, message in read(text, 2, comment=False))
     return sorted(Finding(skill.name, SKILL_FILE, *hit) for hit in hits)
 
 
@@ -121,7 +122,10 @@ def _texts(skill: Skill[Any]) -> list[tuple[str, str]]:
             texts = [(SKILL_FILE, skill.load_instructions())]
     else:
         front = f'---\nname: {skill.name}\ndescription: {skill.description}\n---\n'
-        texts = [(SKILL_FILE, front + skill.content.instructions())]
+        try:
+            texts = [(SKILL_FILE, front + skill.content.instructions())]
+        except (OSError, SkillError):  # unreadable: loading it says so, and nothing of it reaches the model
+            texts = [(SKILL_FILE, front)]
     for path in skill.content.list_files():
         base = path.rsplit('/', 1)[-1]
         if '.' in base and not base.lower().endswith(_SCANNED_SUFFIXES):
