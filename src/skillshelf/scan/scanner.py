@@ -114,19 +114,12 @@ def scan_files(name: str, files: Iterable[tuple[str, str]]) -> list[Finding]:
 
 def _texts(skill: Skill[Any]) -> list[tuple[str, str]]:
     """The texts a scan reads: the `SKILL.md`, then every file a rule reads (by suffix, or a `#!` line)."""
-    skill_file = skill.skill_file
-    if skill_file is not None:
-        try:
-            texts = [(SKILL_FILE, read_skill_file(skill_file).decode('utf-8', 'replace'))]
-        except (OSError, SkillError):
-            texts = [(SKILL_FILE, skill.load_instructions())]
-    else:
-        front = f'---\nname: {skill.name}\ndescription: {skill.description}\n---\n'
-        try:
-            texts = [(SKILL_FILE, front + skill.content.instructions())]
-        except (OSError, SkillError):  # unreadable: loading it says so, and nothing of it reaches the model
-            texts = [(SKILL_FILE, front)]
-    for path in skill.content.list_files():
+    texts = [(SKILL_FILE, _skill_md(skill))]
+    try:
+        listed = skill.content.list_files()
+    except (SkillError, OSError):
+        listed = []  # gone or changed: loading it says so, and nothing of it reaches the model
+    for path in listed:
         base = path.rsplit('/', 1)[-1]
         if '.' in base and not base.lower().endswith(_SCANNED_SUFFIXES):
             continue
@@ -138,6 +131,21 @@ def _texts(skill: Skill[Any]) -> list[tuple[str, str]]:
         if language_of(path, text) is not None:
             texts.append((path, text))
     return texts
+
+
+def _skill_md(skill: Skill[Any]) -> str:
+    """The `SKILL.md` as a scan reads it; without one (a package, a registry), its frontmatter and instructions; its
+    frontmatter alone when the rest cannot be read (loading it then says why, and none of it reaches the model)."""
+    if skill.skill_file is not None:
+        try:
+            return read_skill_file(skill.skill_file).decode('utf-8', 'replace')
+        except (OSError, SkillError):
+            pass
+    front = f'---\nname: {skill.name}\ndescription: {skill.description}\n---\n'
+    try:
+        return front + skill.content.instructions()
+    except (OSError, SkillError):
+        return front
 
 
 def _file_hits(path: str, text: str) -> tuple[Hit, ...]:
