@@ -98,6 +98,13 @@ def test_a_malicious_script_is_listed_then_refused_at_first_use_and_never_runs(t
     assert 'csv-tools' in str(second.requests[0].instructions)
     assert warned_again == []
 
+    write_skill(tmp_path / 'skills', 'notes', 'Keep notes.', description='Keep meeting notes.')  # the sources change
+    third = Script([[call('load_skill', name='notes')]])
+    run(capability, third, tmp_path / 'work')
+    assert 'notes' in str(third.requests[0].instructions)
+    assert 'project-setup' not in str(third.requests[0].instructions)  # read again, and refused again
+    assert 'project-setup' in capability.library.removed
+
 
 def test_a_malicious_description_is_refused_at_build(tmp_path: Path) -> None:
     root = library(tmp_path / 'skills')
@@ -159,6 +166,9 @@ def test_a_skill_edited_into_an_attack_is_refused_at_its_next_use(tmp_path: Path
         assert capability.library.get('notes') is None
     assert list(capability.library.skills) == []
     assert any('refused by the content scan: SKILL.md:8' in str(warning.message) for warning in caught)
+    write_skill(root, 'notes', 'Keep notes, fixed.', description='Keep meeting notes.')
+    capability.library.refresh()
+    assert capability.library.get('notes') is not None  # a fixed version comes back
 
 
 def test_python_skills_are_the_application_s_own_and_are_not_scanned() -> None:

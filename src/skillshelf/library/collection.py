@@ -109,6 +109,7 @@ class Intake:
                     _add_source_skill(by_name, names, skipped, skill)
             # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
             deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))
+        screen.withhold(by_name)
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
         return Collection(by_name, skipped, tuple(versions), deviations, screen.flagged)
 

@@ -37,6 +37,8 @@ class Screen:
         default_factory=dict[int, tuple[Skill[Any], str | None]]
     )
     """By skill object (one per version read): the skill, and why it is refused (`None`: it is used)."""
+    _refused_names: set[str] = field(default_factory=set[str])
+    """Skills refused at their first use, checked again when the sources are read again (`withhold`)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def read(self) -> None:
@@ -75,7 +77,22 @@ class Screen:
                 where = '; '.join(f'{f.file}:{f.line} {f.rule}' for f in critical[:SHOWN])
                 reason = f'it was refused by the content scan ({where}); {_NOT_AGAIN}'
             self._verdicts[id(skill)] = (skill, reason)
+            if reason is not None:
+                self._refused_names.add(skill.name)
             return reason
+
+    def withhold(self, skills: dict[str, Skill[Any]]) -> None:
+        """Take out of a new read of the sources each skill refused at its first use whose version now is refused
+        too (its findings are kept by file digest, so this costs little), so no catalog lists it again; one that was
+        fixed comes back. The verdicts of versions no longer read are dropped."""
+        for name in sorted(self._refused_names & skills.keys()):
+            if self.refused(skills[name]) is not None:
+                del skills[name]
+            else:
+                self._refused_names.discard(name)
+        current = {id(skill) for skill in skills.values()}
+        with self._lock:
+            self._verdicts = {key: kept for key, kept in self._verdicts.items() if key in current}
 
 
 def flagged_messages(flagged: list[Finding]) -> list[str]:
