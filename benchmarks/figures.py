@@ -211,9 +211,10 @@ def _scan_figures() -> Iterator[tuple[str, Figure]]:
     yield 'scan.corpus.critical', lambda r: count(r['scan']['corpus']['critical_skills'])
     yield 'scan.corpus.critical_pct', lambda r: f'{100 * r["scan"]["corpus"]["critical_share"]:.2f}'
     yield 'scan.corpus.scan_s', lambda r: f'{r["scan"]["corpus"]["scan_s"]:.1f}'
-    yield 'scan.corpus.build_off_s', lambda r: f'{r["scan"]["corpus"]["build_off_s"]:.1f}'
-    yield 'scan.corpus.build_refuse_s', lambda r: f'{r["scan"]["corpus"]["build_refuse_s"]:.1f}'
-    yield 'scan.corpus.build_cached_s', lambda r: f'{r["scan"]["corpus"]["build_refuse_cached_s"]:.1f}'
+    yield 'scan.corpus.build_off_s', lambda r: f'{r["scan"]["corpus"]["build_off_s"]:.2f}'
+    yield 'scan.corpus.build_refuse_s', lambda r: f'{r["scan"]["corpus"]["build_refuse_s"]:.2f}'
+    yield 'scan.corpus.first_use_ms', lambda r: f'{r["scan"]["corpus"]["first_use_ms_median"]:.1f}'
+    yield 'scan.corpus.first_use_p95_ms', lambda r: f'{r["scan"]["corpus"]["first_use_ms_p95"]:.1f}'
 
 
 def sandbox_memory(*keys: str, render: Callable[[float], str] = count) -> Figure:

@@ -216,7 +216,8 @@ def scan_section(payload: dict[str, Any]) -> list[str]:
         _machine(payload) + f' Load average (1 min) before and after the corpus timings: {load}.',
         f'Malicious skills we wrote (`_malicious.py`, fake and inert): {malicious["detected"]} of {malicious["variants"]} '
         f"detected (a critical finding of their class's rule); a library built on them with the default `scan='refuse'` "
-        f'refused {malicious["refused_at_load"]} and loaded {malicious["loaded"]}.',
+        f'refused {malicious["refused_at_build"]} at build (frontmatter) and {malicious["refused_at_first_use"]} at '
+        f'their first use (body and files), of {malicious["variants"]}.',
         '',
         markdown_table(['class', 'variants', 'detected', 'missed'], classes),
         '',
@@ -227,8 +228,9 @@ def scan_section(payload: dict[str, Any]) -> list[str]:
         f'The {corpus["skills"]:,}-skill corpus: {corpus["critical_skills"]} skills flagged critical '
         f'({100 * corpus["critical_share"]:.2f} %), each read by hand. Scanning the {corpus["skills"]:,} `SKILL.md` '
         f'texts takes {corpus["scan_s"]:.1f} s (median of {len(corpus["scan_runs_s"])}); building the folder library '
-        f"takes {corpus['build_off_s']:.1f} s with `scan='off'`, {corpus['build_refuse_s']:.1f} s with the scan, "
-        f'{corpus["build_refuse_cached_s"]:.1f} s with the scan and the findings kept from the previous start.',
+        f"takes {corpus['build_off_s']:.2f} s with `scan='off'` and {corpus['build_refuse_s']:.2f} s with the scan "
+        f"(`scan='refuse'`: frontmatter only); a skill's first use, which scans its body and files, takes "
+        f'{corpus["first_use_ms_median"]:.1f} ms (median; 95th percentile {corpus["first_use_ms_p95"]:.1f} ms).',
         '',
         markdown_table(['skill', 'critical findings', 'verdict'], flagged),
         '',

@@ -5,9 +5,10 @@ corpus (each skill flagged critical read by hand: `REVIEWED`), and what scanning
     python benchmarks/scan.py --data ../shared/bench [--mirrors /work/.mirror]
 
 The public libraries are cloned from local mirrors (`<mirrors>/<owner>+<name>/repo`); a missing one is recorded as
-such. Times: scanning the corpus's 2,651 `SKILL.md` texts in memory (the scan's own cost), and building a folder
-library of them with `scan='refuse'` against `scan='off'` (what an agent's start pays), each the median of the runs,
-with the load average beside them (the 2-CPU VM is shared).
+such. Times: scanning the corpus's 2,651 `SKILL.md` texts in memory (the scan's own cost, what `skillshelf scan`
+pays); building a folder library of them with `scan='refuse'` against `scan='off'` (what an agent's start pays: the
+frontmatter only); and each skill's first use (`SkillLibrary.get`, which scans its body and files), per skill. Each
+the median of the runs, with the load average beside them (the 2-CPU VM is shared).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def critical(findings: list[Finding]) -> list[Finding]:
 
 
 def detection(root: Path) -> dict[str, Any]:
-    """Scan each malicious variant, and build a library of them all as an agent would (`scan='refuse'`)."""
+    """Scan each malicious variant, and build a library of them all as an agent would (`scan='refuse'`), then use
+    each skill once: refused at build (its frontmatter) or at first use (its body and files)."""
     by_class: dict[str, dict[str, Any]] = {}
     for kind, name, files in VARIANTS:
         folder = root / name
@@ -76,11 +78,13 @@ def detection(root: Path) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         library = SkillLibrary.build(options=LibraryOptions(directories=[root]))
-    refused = sum('refused by the content scan' in problem.problem for problem in library.skipped)
+        at_build = sum('refused by the content scan' in problem.problem for problem in library.skipped)
+        at_first_use = sum(library.get(name) is None for name in list(library.skills))
     return {
         'variants': len(VARIANTS),
         'detected': sum(row['detected'] for row in by_class.values()),
-        'refused_at_load': refused,
+        'refused_at_build': at_build,
+        'refused_at_first_use': at_first_use,
         'loaded': len(library),
         'classes': by_class,
     }
@@ -144,18 +148,15 @@ def corpus(data: Path, work: Path, repeat: int) -> dict[str, Any]:
         times.append(time.perf_counter() - started)
     folder = work / 'corpus'
     write_skill_folders([Doc(row['id'], row['name'], row['description'], row['body']) for row in rows], folder)
-    build: dict[str, list[float]] = {'off': [], 'refuse': [], 'refuse_cached': []}
+    build: dict[str, list[float]] = {'off': [], 'refuse': []}
+    first_use: list[float] = []
     for _ in range(repeat):
         for mode in build:
             findings_cache.clear()
-            os.environ['SKILLSHELF_CACHE_DIR'] = str(work / 'cache') if mode == 'refuse_cached' else 'off'
-            if mode == 'refuse_cached':  # the agent's start before this one scanned and kept the findings
-                _build(folder, 'refuse')
-                findings_cache.clear()
             started = time.perf_counter()
-            _build(folder, 'off' if mode == 'off' else 'refuse')
+            library = _build(folder, mode)
             build[mode].append(time.perf_counter() - started)
-    os.environ['SKILLSHELF_CACHE_DIR'] = 'off'
+        first_use = _first_use(library)  # pyright: ignore[reportPossiblyUnboundVariable]  # the last build's (`refuse`)
     return {
         'skills': len(texts),
         'critical_skills': len(flagged),
@@ -173,16 +174,29 @@ def corpus(data: Path, work: Path, repeat: int) -> dict[str, Any]:
         'scan_runs_s': times,
         'build_off_s': statistics.median(build['off']),
         'build_refuse_s': statistics.median(build['refuse']),
-        'build_refuse_cached_s': statistics.median(build['refuse_cached']),
         'load_overhead_s': statistics.median(build['refuse']) - statistics.median(build['off']),
-        'load_overhead_cached_s': statistics.median(build['refuse_cached']) - statistics.median(build['off']),
+        'first_use_ms_median': 1000 * statistics.median(first_use),
+        'first_use_ms_p95': 1000 * sorted(first_use)[int(0.95 * len(first_use))],
     }
 
 
-def _build(folder: Path, mode: str) -> None:
+def _build(folder: Path, mode: str) -> SkillLibrary:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        SkillLibrary.build(options=LibraryOptions(directories=[folder], scan=mode))  # pyright: ignore[reportArgumentType]
+        return SkillLibrary.build(options=LibraryOptions(directories=[folder], scan=mode))  # pyright: ignore[reportArgumentType]
+
+
+def _first_use(library: SkillLibrary) -> list[float]:
+    """Seconds each skill's first use takes (its body and files scanned, cold), one skill after another."""
+    times: list[float] = []
+    findings_cache.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        for name in list(library.skills):
+            started = time.perf_counter()
+            library.get(name)
+            times.append(time.perf_counter() - started)
+    return times
 
 
 def main() -> None:

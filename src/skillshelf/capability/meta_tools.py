@@ -109,10 +109,15 @@ def build_meta_toolset(
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
         # Skills only a user may invoke are left out; a wider search keeps `limit` results when some are.
         found = library.search(query, limit + MAX_SEARCH_LIMIT, threshold)
-        hits = [hit for hit in found if library.skills[hit.name].model_invocable][:limit]
+        # A skill the scan refused since the index was built is no longer in `skills`.
+        hits = [
+            (skill, hit)
+            for hit in found
+            if (skill := library.skills.get(hit.name)) is not None and skill.model_invocable
+        ]
         if not hits:
             return f'No skill matches {shown(query)}. Try other words for the task, or carry on without a skill.'
-        return [_match(library.skills[hit.name], hit.score) for hit in hits]
+        return [_match(skill, hit.score) for skill, hit in hits[:limit]]
 
     @toolset.tool(metadata=meta_tool_tag(capability_id, Operation.LOAD))
     async def load_skill(ctx: RunContext[Any], name: str, arguments: str = '') -> ToolReturn | str:

@@ -19,7 +19,7 @@ from .._gc import gc_paused
 from ..errors import SkillConflictError, SkillError, SkillWarning
 from ..lock import SkillLock
 from ..markdown.frontmatter import SKILL_FILE, FormatDeviation
-from ..scan import Finding, ScanMode
+from ..scan import Finding
 from ..skill import Skill
 from ..sources.base import SkillSource, SkippedSkill, reports_version
 from ..sources.commands import is_command_skill
@@ -60,8 +60,8 @@ class Intake:
     """The skills kept (`include`, `exclude`); the others are dropped as soon as they are read."""
     reserved_tool_names: frozenset[str] = frozenset()
     """Tool names no skill may use (the meta-tools)."""
-    scan: ScanMode = 'refuse'
-    """What the content scan does with the source skills' critical findings (see `LibraryOptions.scan`)."""
+    screen: Screen = field(default_factory=lambda: Screen('refuse'))
+    """The content scan of the source skills (see `LibraryOptions.scan`): their frontmatter as they are read."""
     lock: SkillLock | None = None
     """The lock file every source's skill is checked against (`LibraryOptions.lock`); `None`: none is."""
 
@@ -94,7 +94,8 @@ class Intake:
         skipped: list[SkippedSkill] = []
         deviations: list[FormatDeviation] = []
         versions: list[Hashable] = []
-        screen = Screen(self.scan)
+        screen = self.screen
+        screen.read()
         refused: dict[str, str] = {}
         for source in self.sources:
             try:
@@ -110,7 +111,6 @@ class Intake:
                 for problem in read.skipped  # a problem with a directory itself is always reported
                 if problem.path == root or self.selection.selects(_entry_name(problem.path))
             )
-            screened = not getattr(source, 'scans_on_publish', False)
             for skill in self._selected(read.skills):
                 if (taken := names.clash(skill.name)) is not None:
                     _shadowed(by_name, names, skipped, skill, taken, refused)
@@ -118,14 +118,14 @@ class Intake:
                     refused[skill.name] = refusal
                     problem = f'refused: {refusal}; {self.lock.advice}'
                     skipped.append(SkippedSkill(Path(skill.origin or skill.name), problem))
-                elif not screened or screen.admits(skill, skipped):
+                elif screen.admits(skill, skipped):
                     if self.lock is not None:
                         self.lock.hold(skill)
                     by_name[skill.name] = skill
             # A skill left out by `include`/`exclude` is not reported, like its broken SKILL.md would not be.
             deviations.extend(deviation for deviation in read.deviations if self.selection.selects(deviation.skill))
+        screen.withhold(by_name)
         check_tool_names(by_name.values(), set(self.reserved_tool_names))
-        screen.done()
         if self.lock is not None:
             self.lock.done()
         return Collection(by_name, skipped, tuple(versions), deviations, flagged=screen.flagged, refused=refused)

@@ -21,7 +21,7 @@ from ..sources.commands import COMMAND_SUFFIX, is_command_skill
 from .collection import Collection, Intake
 from .index import SearchIndex
 from .options import LibraryOptions
-from .screening import flagged_messages
+from .screening import Screen, flagged_messages
 
 __all__ = ('SkillLibrary',)
 
@@ -92,7 +92,7 @@ class SkillLibrary:
             tuple(sources),
             options.selection,
             frozenset(reserved_tool_names),
-            scan=options.scan,
+            Screen(options.scan),
             lock=lock,
         )
         read = intake.collect()
@@ -181,8 +181,18 @@ class SkillLibrary:
         return changed
 
     def get(self, name: str) -> Skill[Any] | None:
-        """The skill called `name`, or `None`."""
-        return self.skills.get(name)
+        """The skill called `name`, or `None`. Every use of a skill (loading it, reading its files, running its
+        scripts) asks for it here: its first use scans its body and files (`LibraryOptions.scan`), and one the scan
+        refuses is withheld from then on, listed in `removed` with the reason (so the catalog of the next run omits
+        it), with a [`SkillWarning`][skillshelf.SkillWarning] naming each critical finding."""
+        skill = self.skills.get(name)
+        if skill is None or (reason := self._intake.screen.refused(skill)) is None:
+            return skill
+        with self._refresh_lock:
+            if self.skills.get(name) is skill:  # a new dict, so a shelf renders its catalog again
+                self.skills = {other: kept for other, kept in self.skills.items() if other != name}
+                self.removed = {**self.removed, name: reason}
+        return None
 
     def closest_names(self, name: str, limit: int = 3) -> list[str]:
         """Names that look like `name`, for "did you mean" hints."""

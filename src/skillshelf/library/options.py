@@ -62,11 +62,12 @@ class LibraryOptions:
     runs."""
     scan: ScanMode = 'refuse'
     """The content scan of every skill a directory or source holds (Python skills are yours and are not scanned):
-    `'refuse'` skips a skill with a critical finding (code fetched or decoded and run, credentials sent out, hidden
+    `'refuse'` refuses a skill with a critical finding (code fetched or decoded and run, credentials sent out, hidden
     characters or instructions, ...) with a `SkillWarning` naming each one; `'warn'` loads it and warns; `'off'` does
-    not scan (for a library scanned before, by `skillshelf scan` in CI). Changed skills are scanned again when they
-    are read again; a library of 200 skills or more keeps its findings on disk by file digest, so the next start
-    scans only what changed. A registry's skills are not scanned at load: its `publish` scanned them."""
+    not scan (for a library scanned before, by `skillshelf scan` in CI). The frontmatter is scanned as the library is
+    built (a skill refused there never reaches the catalog); the body and files at the skill's first use, before the
+    model reads them or a script runs (a skill refused then is told to the model, and left out of later catalogs).
+    A registry's skills are scanned the same way, besides at `publish`."""
     lock: str | Path | None = None
     """A lock file (written by `skillshelf lock`): each skill of the directories and sources must have the content it
     records, or it is refused with a `SkillWarning` naming the files that changed (the others load); a skill it does

@@ -22,11 +22,9 @@ from fastmcp import Client
 
 from .._text import shown
 from ..content import safe_relative_path
-from ..content.base import MAX_LISTED_RESOURCES, TextContent, too_large
+from ..content.base import MAX_LISTED_RESOURCES, too_large
 from ..errors import ResourceError, SkillFormatError, SkillWarning
 from ..markdown.frontmatter import read_markdown
-from ..scan import SHOWN, ScanMode, refusal, scan_skill
-from ..skill import Skill
 from .connection import ServerConnection, ServerDown, ServerRefused
 
 __all__ = ('SKILL_FILE_NAME', 'MCPContent', 'Unavailable', 'file_digest')
@@ -61,9 +59,6 @@ class MCPContent:
     """The server and the skill's URI, for messages."""
     namespaced_name: str | None = None
     """The name the skill is offered under when another source already has its name (`<namespace>-<name>`)."""
-    scan: ScanMode = 'refuse'
-    """The content scan of the skill once fetched: `refuse` refuses it for a critical finding, `warn` loads it with
-    a `SkillWarning`, `off` does not scan."""
     _fetched: tuple[str, dict[str, bytes]] | None = field(default=None, repr=False)
     _refusal: str | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -138,31 +133,7 @@ class MCPContent:
         if front.name != self.name:
             raise self._refuse(f'its SKILL.md is named {front.name!r}, not {self.name!r} as listed')
         others = {path: data for path, data in files.items() if path != SKILL_FILE_NAME}
-        self._screen(Skill.from_content(front.name, front.description, TextContent(body, others, self.origin)))
         return body, others
-
-    def _screen(self, fetched: Skill[Any]) -> None:
-        """The content scan of what was fetched, as a library scans a folder's skills when it reads them (an MCP
-        skill is scanned only now: scanning the listing would fetch every skill at start)."""
-        if self.scan == 'off':
-            return
-        critical = [finding for finding in scan_skill(fetched) if finding.severity == 'critical']
-        if not critical:
-            return
-        if self.scan == 'warn':
-            found = '; '.join(f'{item.file}:{item.line}: {item.message} [{item.rule}]' for item in critical[:SHOWN])
-            warnings.warn(
-                SkillWarning(
-                    f'the MCP skill {self.origin} has critical findings of the content scan and is loaded '
-                    f"anyway (scan='warn'): {found}"
-                ),
-                stacklevel=4,
-            )
-            return
-        self._refusal = 'it is refused: the content scan found what a skill must not do in it'
-        why = refusal(critical, "read it with `MCPSkillSource(..., scan='warn')`")
-        warnings.warn(SkillWarning(f'the MCP skill {self.origin} is {why}'), stacklevel=4)
-        raise Unavailable(self._refusal)
 
     async def _read(self, client: Client[Any]) -> dict[str, bytes]:
         skill = await client.read_skill(self.uri, cache_mode='bypass')

@@ -32,7 +32,6 @@ from .._text import hide_passwords
 from ..errors import SkillError
 from ..markdown.names import MAX_NAME_LENGTH, name_problem
 from ..markdown.schema import Frontmatter
-from ..scan import ScanMode, check_mode
 from ..skill import Skill, frontmatter_metadata
 from ..sources.base import SkippedSkill, SourceSkills, skipped
 from .connection import ServerConnection, ServerDown, ServerRefused
@@ -59,10 +58,6 @@ class MCPSkillSource:
     reports_version = True
     """Each read carries the version it began at (see `SkillSource.version`)."""
 
-    scans_on_publish = True
-    """A library does not scan an MCP server's skills when it reads the listing (that would fetch every skill at
-    start): each is scanned when it is fetched (`scan`)."""
-
     def __init__(
         self,
         server: MCPServer,
@@ -70,7 +65,6 @@ class MCPSkillSource:
         namespace: str | None = None,
         timeout: float = 30.0,
         retry_after: float = 30.0,
-        scan: ScanMode = 'refuse',
     ) -> None:
         """Connect (lazily) to `server`.
 
@@ -80,22 +74,14 @@ class MCPSkillSource:
                 `team-review`); default: the server's name.
             timeout: Seconds one request (and connecting) may take before the server counts as down.
             retry_after: Seconds before a server that failed is tried again.
-            scan: The content scan of each skill when it is fetched (see `LibraryOptions.scan`): `refuse` refuses
-                one with a critical finding (the model is told, the developer warned), `warn` loads it with a
-                warning, `off` does not scan.
 
         Raises:
-            SkillError: `namespace` cannot start a skill name, a timeout is not positive, or `scan` is not a mode.
+            SkillError: `namespace` cannot start a skill name, or a timeout is not positive.
         """
         if namespace is not None and (problem := name_problem(namespace)):
             raise SkillError(f'MCPSkillSource: the namespace {namespace!r} cannot start skill names: {problem}')
         if timeout <= 0 or retry_after < 0:
             raise SkillError('MCPSkillSource: `timeout` must be positive and `retry_after` not negative')
-        try:
-            self.scan: ScanMode = check_mode(scan)
-            """The content scan of each skill when it is fetched."""
-        except ValueError as error:
-            raise SkillError(f'MCPSkillSource: {error}') from None
         self.namespace = namespace
         """The prefix of namespaced names (`None`: the server's name)."""
         self.label = _label(server)
@@ -183,7 +169,7 @@ class MCPSkillSource:
                 continue
             alone = names[entry.frontmatter.name] == 1  # else named by its path
             key = (entry.uri, alone, tuple(sorted((path, digest) for path, (digest, _) in files.items())))
-            skill = self._skills.get(key) or _skill(entry, files, origin, names, namespace, self._connection, self.scan)
+            skill = self._skills.get(key) or _skill(entry, files, origin, names, namespace, self._connection)
             if isinstance(skill, str):
                 found.skipped.append(skipped(origin, skill))
                 continue
@@ -226,7 +212,6 @@ def _skill(
     names: Counter[str],
     namespace: str,
     connection: ServerConnection,
-    scan: ScanMode,
 ) -> Skill[Any] | str:
     """A listed skill, or why it cannot be one."""
     try:
@@ -244,7 +229,6 @@ def _skill(
         sizes={path: size for path, (_, size) in files.items()},
         origin=origin,
         namespaced_name=_as_name(f'{namespace}-{name}') or None,
-        scan=scan,
     )
     return Skill.from_content(name, front.description, content, metadata=frontmatter_metadata(front))
 

@@ -82,10 +82,6 @@ class SkillRegistry:
     reports_version = True
     """A read says which registry version it is as of (see `SourceSkills.version`): no separate query for it."""
 
-    scans_on_publish = True
-    """A library does not scan a registry's skills at load (that would read every body and file at start): `publish`
-    scanned them, and refused a critical finding unless forced."""
-
     def __init__(
         self, url: str | sa.URL | sa.Engine, *, version: int | None = None, pins: Mapping[str, int] | None = None
     ) -> None:

@@ -4,7 +4,7 @@ dependencies), found by reading its files with Unicode's categories, `ast` and t
 nothing is run. `scan_skill` reports `Finding`s; a library refuses or warns about them as `ScanMode` says."""
 
 from .finding import SEVERITIES, SHOWN, Finding, ScanMode, Severity, check_mode, refusal
-from .scanner import scan_files, scan_skill
+from .scanner import scan_files, scan_frontmatter, scan_skill
 
 __all__ = (
     'SEVERITIES',
@@ -15,5 +15,6 @@ __all__ = (
     'check_mode',
     'refusal',
     'scan_files',
+    'scan_frontmatter',
     'scan_skill',
 )

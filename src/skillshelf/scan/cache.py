@@ -1,6 +1,6 @@
 """The scan's findings kept by the digest of each file's text: in memory for the process, and on disk beside
-skillshelf's other caches (`files.cache_directory`), so an agent that starts again scans only the files that
-changed. The file is keyed by a digest of the scan's own source, so changed rules never reuse old findings.
+skillshelf's other caches (`files.cache_directory`) by `skillshelf scan`, so a scan run again (in CI, on a large
+library) reads only the files that changed, and a library's first use of a skill scanned before reads its findings. The file is keyed by a digest of the scan's own source, so changed rules never reuse old findings.
 
 It is only a cache: a file that cannot be read or written is ignored, and `SKILLSHELF_CACHE_DIR=off` turns it off
 (whoever can write the cache folder could as well edit the skills).

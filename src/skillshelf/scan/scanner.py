@@ -28,7 +28,7 @@ from .vocabulary import urls_in
 if TYPE_CHECKING:
     from ..skill import Skill
 
-__all__ = ('SKILL_FILE', 'scan_files', 'scan_skill')
+__all__ = ('SKILL_FILE', 'scan_files', 'scan_frontmatter', 'scan_skill')
 
 SKILL_FILE = 'SKILL.md'
 _INLINE_SIGNS = (
@@ -49,6 +49,8 @@ _INLINE_SIGNS = (
 )
 """What inline code holds if a rule that reads it (code run, credentials sent, packages installed) can find
 anything: most inline code is a name or a path."""
+_SEARCH_FIELDS = ('when_to_use', 'when-to-use', 'keywords', 'tags', 'triggers')
+"""Frontmatter fields the catalog or the search shows the model beside the description."""
 _SCANNED_SUFFIXES = (
     '.md',
     '.markdown',
@@ -75,13 +77,30 @@ _SCANNED_SUFFIXES = (
 )
 
 
-def scan_skill(skill: Skill[Any]) -> list[Finding]:
-    """Every finding in `skill`'s instructions and files, in file and line order.
+def scan_skill(skill: Skill[Any], unread: list[str] | None = None) -> list[Finding]:
+    """Every finding in `skill`'s instructions and files, in file and line order; what could not be read now (a
+    server down, a folder gone) is appended to `unread`, so a caller keeping verdicts scans that skill again.
 
     A skill without a `SKILL.md` file (from a package, a registry, Python) is scanned as a `SKILL.md` of its name,
     description and instructions, its lines counted from that frontmatter.
     """
-    return scan_files(skill.name, _texts(skill))
+    return scan_files(skill.name, _texts(skill, [] if unread is None else unread))
+
+
+def scan_frontmatter(skill: Skill[Any]) -> list[Finding]:
+    """The findings in what the model reads of `skill` before loading it: its name, description and the search
+    fields an author declared (`when_to_use`, ...), read by the cheap rules (hidden characters, override and
+    concealment phrasing). Nothing is read from disk, so a library scans thousands of skills this way at build."""
+    fields = [('name', skill.name), ('description', skill.description)]
+    fields += [(key, str(value)) for key in _SEARCH_FIELDS if (value := skill.metadata.get(key))]
+    # As written in a `SKILL.md`: one field a line after `---`, read in one pass (each rule's cost is per text).
+    text = '\n'.join(f'{key}: {" ".join(value.splitlines())}' for key, value in fields)
+    hits: set[Hit] = {
+        (line, 'hidden-unicode', severity, message) for line, severity, message in hidden_characters(text, 2)
+    }
+    for rule, read in (('prompt-override', override_instructions), ('concealment', hidden_instructions)):
+        hits.update((line, rule, severity, message) for line, severity, message in read(text, 2, comment=False))
+    return sorted(Finding(skill.name, SKILL_FILE, *hit) for hit in hits)
 
 
 def scan_files(name: str, files: Iterable[tuple[str, str]]) -> list[Finding]:
@@ -94,18 +113,16 @@ def scan_files(name: str, files: Iterable[tuple[str, str]]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.file != SKILL_FILE, f.file, f.line, f.rule, f.message))
 
 
-def _texts(skill: Skill[Any]) -> list[tuple[str, str]]:
-    """The texts a scan reads: the `SKILL.md`, then every file a rule reads (by suffix, or a `#!` line)."""
-    skill_file = skill.skill_file
-    if skill_file is not None:
-        try:
-            texts = [(SKILL_FILE, read_skill_file(skill_file).decode('utf-8', 'replace'))]
-        except (OSError, SkillError):
-            texts = [(SKILL_FILE, skill.load_instructions())]
-    else:
-        front = f'---\nname: {skill.name}\ndescription: {skill.description}\n---\n'
-        texts = [(SKILL_FILE, front + skill.content.instructions())]
-    for path in skill.content.list_files():
+def _texts(skill: Skill[Any], unread: list[str]) -> list[tuple[str, str]]:
+    """The texts a scan reads: the `SKILL.md`, then every file a rule reads (by suffix, or a `#!` line); a `SKILL.md`
+    or file list that cannot be read now is named in `unread`."""
+    texts = [(SKILL_FILE, _skill_md(skill, unread))]
+    try:
+        listed = skill.content.list_files()
+    except (SkillError, OSError):
+        listed = []  # gone or changed: loading it says so, and nothing of it reaches the model
+        unread.append('its file list')
+    for path in listed:
         base = path.rsplit('/', 1)[-1]
         if '.' in base and not base.lower().endswith(_SCANNED_SUFFIXES):
             continue
@@ -117,6 +134,22 @@ def _texts(skill: Skill[Any]) -> list[tuple[str, str]]:
         if language_of(path, text) is not None:
             texts.append((path, text))
     return texts
+
+
+def _skill_md(skill: Skill[Any], unread: list[str]) -> str:
+    """The `SKILL.md` as a scan reads it; without one (a package, a registry), its frontmatter and instructions; its
+    frontmatter alone when the rest cannot be read (loading it then says why, and none of it reaches the model)."""
+    if skill.skill_file is not None:
+        try:
+            return read_skill_file(skill.skill_file).decode('utf-8', 'replace')
+        except (OSError, SkillError):
+            pass
+    front = f'---\nname: {skill.name}\ndescription: {skill.description}\n---\n'
+    try:
+        return front + skill.content.instructions()
+    except (OSError, SkillError):
+        unread.append(SKILL_FILE)
+        return front
 
 
 def _file_hits(path: str, text: str) -> tuple[Hit, ...]:
