@@ -88,7 +88,9 @@ def crash_and_recover(work: Path, address: str, kill_at: int) -> dict[str, Any]:
     started = run_worker(work, address, 'start')
     assert started.returncode == -9, started.stderr  # killed by SIGKILL, at the request it was told
     reads = [line.split()[1] for line in (work / 'skill_reads.log').read_text().splitlines()]
-    assert reads == ['SKILL.md'] + (['checklist.md'] if kill_at > 4 else [])  # in the first worker's activities
+    # In the first worker's activities: the content scan reads the skill's files at its first use (the SKILL.md bytes
+    # discovery kept), then `load_skill` its SKILL.md, then `read_skill_resource` the checklist.
+    assert reads == ['checklist.md', 'SKILL.md'] + (['checklist.md'] if kill_at > 4 else [])
     (work / 'skill_reads.log').unlink()
     shutil.rmtree(work / 'skills' / 'packing')
     (work / 'skills' / 'surfing').mkdir()
