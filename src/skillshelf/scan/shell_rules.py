@@ -278,6 +278,16 @@ def _destructive(state: _Text, stage: Stage, line: int) -> None:
             state.hits.append((line, 'destructive', device, f'writes over the disk device {stage.words[position + 1]}'))
 
 
+def _hook_written(target: str) -> str | None:
+    """What writing `target` does when it is a shell profile or a git hook (both run what is added to them later,
+    without asking); `None` otherwise."""
+    if SHELL_PROFILE.search(target):
+        return f'writes the shell profile {target}: every new shell runs what it adds'
+    if GIT_HOOKS.search(target):
+        return f'writes the git hook {target}, which runs at every commit or push'
+    return None
+
+
 def _persistence(state: _Text, stage: Stage, line: int) -> None:
     """Writes to shell profiles, crontabs, autostart folders, git hooks and other skills' folders."""
     targets = written(stage)
@@ -310,26 +320,9 @@ def _persistence(state: _Text, stage: Stage, line: int) -> None:
                     f'writes {target}, which runs or lets in something at login, boot or on a schedule',
                 )
             )
-        elif SHELL_PROFILE.search(target):
+        elif (hook := _hook_written(target)) is not None:
             severe = _RUNS_SOMETHING.search(content) is not None
-            state.hits.append(
-                (
-                    line,
-                    'persistence',
-                    'critical' if severe else 'warning',
-                    f'writes the shell profile {target}: every new shell runs what it adds',
-                )
-            )
-        elif GIT_HOOKS.search(target):
-            severe = _RUNS_SOMETHING.search(content) is not None
-            state.hits.append(
-                (
-                    line,
-                    'persistence',
-                    'critical' if severe else 'warning',
-                    f'writes the git hook {target}, which runs at every commit or push',
-                )
-            )
+            state.hits.append((line, 'persistence', 'critical' if severe else 'warning', hook))
         elif OTHER_SKILLS.search(target):
             severe = target.endswith(('SKILL.md', '.sh', '.py')) or '*' in target or '>>' in stage.words
             state.hits.append(

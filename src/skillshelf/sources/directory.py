@@ -18,7 +18,7 @@ from ..markdown.frontmatter import SKILL_FILE, FormatDeviation, SkillFile, parse
 from ..skill import Skill
 from .base import SkippedSkill, SourceSkills
 from .declared_tools import add_declared_tools, untrusted_note
-from .entries import entry_problem, ignored
+from .entries import entry_problem, ignored, os_reason
 from .misplaced import is_folder, where_skills_are
 
 __all__ = (
@@ -121,7 +121,7 @@ def discover(
             plugin=plugin,
         )
     elif listing.error is not None:
-        found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({_reason(listing.error)})'))
+        found.skipped.append(SkippedSkill(directory, f'cannot list the directory ({os_reason(listing.error)})'))
     else:
         for entry, listed, problem in _candidates(listing, directory):
             if problem is not None:
@@ -287,10 +287,6 @@ class _ReadAhead:
                 skill_file.keep_for_next_read(raw, listed)
 
         return keep
-
-
-def _reason(error: OSError) -> str:
-    return error.strerror or str(error) or type(error).__name__
 
 
 def _stat(path: str | Path) -> os.stat_result | None:

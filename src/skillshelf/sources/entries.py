@@ -12,7 +12,7 @@ from pathlib import Path
 from ..markdown.bounded_read import SKILL_FILE
 from .misplaced import holds_skills
 
-__all__ = ('DOCUMENTS', 'PACKED_SUFFIXES', 'SKILL_LIKE_FILES', 'entry_problem', 'ignored')
+__all__ = ('DOCUMENTS', 'PACKED_SUFFIXES', 'SKILL_LIKE_FILES', 'entry_problem', 'ignored', 'os_reason')
 
 SKILL_LIKE_FILES = frozenset({'.md', '.markdown', '.skill', '.zip'})
 """Suffixes of the files that look like a skill left out of its folder (a lone `pdf-forms.md`) or still packed
@@ -56,7 +56,7 @@ def entry_problem(entry: os.DirEntry[str], skill_file: os.stat_result | None, li
             )
         return f'the folder has no {SKILL_FILE}, so it is not a skill (skills in its sub-folders are not read)'
     except OSError as error:
-        return f'cannot read the folder ({_reason(error)})'
+        return f'cannot read the folder ({os_reason(error)})'
     return None
 
 
@@ -84,7 +84,7 @@ def _broken_link(entry: os.DirEntry[str], error: OSError) -> str:
         return 'it is a symlink loop'
     if error.errno in (errno.ENOENT, errno.ENOTDIR) and entry.is_symlink():
         return f'it is a symlink to {_link_target(entry)}, which does not exist'
-    return f'cannot look at it ({_reason(error)})'
+    return f'cannot look at it ({os_reason(error)})'
 
 
 def _outside(entry: os.DirEntry[str], library: Path) -> str | None:
@@ -127,5 +127,6 @@ def _is_real_folder(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _reason(error: OSError) -> str:
+def os_reason(error: OSError) -> str:
+    """An OS error in words for a skip message."""
     return error.strerror or str(error) or type(error).__name__
