@@ -17,8 +17,9 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from warnings_said import said
 
-from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillLibrary, Skills, SkillWarning
+from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillLibrary, Skills
 
 from folder_swaps import delete, swap_for_another_folder, swap_for_outside_link, swap_for_relative_outside_link
 from reliability.ledger import case
@@ -97,7 +98,7 @@ def test_a_hard_linked_skill_md_is_skipped_unless_hard_links_are_allowed(tmp_pat
     [skipped] = refused.library.skipped
     assert 'other hard links' in skipped.problem
     assert '`allow_hard_links`' in skipped.problem
-    assert [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    assert said(caught)
     assert 'Inside instructions.' in load_once(allowed, 'demo')
     case('Skill files', 'a SKILL.md with a second hard link', f'skipped unless allowed: {skipped.problem}')
 
@@ -125,7 +126,7 @@ def test_a_folder_whose_name_looks_like_another_skill_is_skipped(tmp_path: Path,
     [skipped] = library.skipped
     assert skipped.path == second / impostor
     assert f'its name {impostor!r} looks like {trusted!r}' in skipped.problem
-    assert len(caught) == 1
+    assert len(said(caught)) == 1
     case('Skill files', f'a folder named {impostor!r} beside {trusted!r}', f'skipped: {skipped.problem}', root=tmp_path)
 
 

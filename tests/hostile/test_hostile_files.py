@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from warnings_said import said
 
 from skillshelf import LibraryOptions, Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
@@ -46,7 +47,7 @@ def build(directory: Path, *, strict: bool = False, scan: ScanMode = 'refuse') -
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         library = SkillLibrary.build(options=LibraryOptions(directories=[directory], strict=strict, scan=scan))
-    return library, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return library, said(caught)
 
 
 def write(root: Path, folder: str, content: bytes | str) -> Path:

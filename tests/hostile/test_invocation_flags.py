@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ToolCallPart
+from warnings_said import said
 
 from skillshelf import Skill, Skills, SkillWarning
 from skillshelf.authoring.lint import lint_folder
@@ -37,7 +38,7 @@ def warned_build(**options: Any) -> tuple[Skills[Any], list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         capability = Skills(**options)
-    return capability, [str(warning.message) for warning in caught]
+    return capability, said(caught)
 
 
 def model_reaches(capability: Skills[Any], name: str) -> bool:

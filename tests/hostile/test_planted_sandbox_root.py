@@ -24,8 +24,9 @@ from pathlib import Path
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.workspaces import WorkspaceRef
+from warnings_said import said
 
-from skillshelf import Skills, SkillSandbox, SkillWarning
+from skillshelf import Skills, SkillSandbox
 from skillshelf.sandbox import PROVIDER, SandboxRootError, SandboxWorkspace, UnsafeWorkspaceError
 
 from reliability.ledger import case
@@ -111,7 +112,7 @@ async def run_mark(sandbox: SkillSandbox, base: Path, workspace: SandboxWorkspac
         warnings.simplefilter('always')
         result = await agent.run('go', workspace=workspace, conversation_id='victim')
     [reply] = tool_returns(result.all_messages(), 'run_skill_script')
-    return reply, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return reply, said(caught)
 
 
 async def test_a_root_another_user_made_first_is_refused_and_nothing_runs_as_root(

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from warnings_said import said
 
 from skillshelf import LibraryOptions, Skill, SkillFormatError, SkillLibrary, SkillWarning
 from skillshelf.authoring.lint import Finding, lint_folder
@@ -48,7 +49,7 @@ def build(root: Path) -> tuple[SkillLibrary, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         library = SkillLibrary.build(options=LibraryOptions(directories=[root]))
-    return library, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return library, said(caught)
 
 
 @pytest.fixture(params=['libyaml', 'pure-python'])
@@ -422,7 +423,7 @@ def discover_recording_warnings(root: Path) -> tuple[SourceSkills, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         found = discover(root)
-    return found, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return found, said(caught)
 
 
 def _read_outcome(found: SourceSkills, warned: list[str], bodies: list[str]) -> str:

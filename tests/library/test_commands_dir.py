@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
+from warnings_said import said
 
-from skillshelf import LibraryOptions, SkillLibrary, Skills, SkillWarning
+from skillshelf import LibraryOptions, SkillLibrary, Skills
 from skillshelf.files import ReadPolicy
 from skillshelf.markdown.bounded_read import MAX_SKILL_FILE_BYTES
 from skillshelf.sources.commands import MAX_COMMAND_DEPTH, discover_commands
@@ -47,7 +48,7 @@ def skipped_warnings(build: object) -> list[str]:
         warnings.simplefilter('always')
         assert callable(build)
         build()
-    return [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return said(caught)
 
 
 def test_command_files_are_skills_named_by_their_file(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 from typer.testing import CliRunner
+from warnings_said import said
 
 from skillshelf import (
     GitSource,
@@ -51,14 +52,14 @@ def build(directory: Path, **options: Any) -> tuple[SkillLibrary, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         library = SkillLibrary.build(options=LibraryOptions(directories=[directory], **options))
-    return library, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return library, said(caught)
 
 
 def format_warnings(directory: Path) -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         SkillLibrary.build(options=LibraryOptions(directories=[directory]))
-    return [str(warning.message) for warning in caught if issubclass(warning.category, SkillFormatWarning)]
+    return said(caught, SkillFormatWarning)
 
 
 def run(capability: Skills[Any], prompt: str, *steps: list[Any]) -> tuple[Script, list[Any]]:

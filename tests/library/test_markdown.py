@@ -11,6 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from inline_snapshot import snapshot
+from warnings_said import said
 
 import skillshelf.files
 from skillshelf import (
@@ -160,7 +161,7 @@ def test_a_broken_skill_is_skipped_with_a_warning_and_never_hides_the_valid_ones
 
     assert list(library.skills) == ['alpha', 'zeta']
     no_skill_md = 'the folder has no SKILL.md, so it is not a skill (skills in its sub-folders are not read)'
-    assert [str(w.message) for w in caught] == [
+    assert said(caught) == [
         f'skipped {tmp_path / "broken" / "SKILL.md"}: the frontmatter has no `description` field',
         f'skipped {tmp_path / "not-a-skill"}: {no_skill_md}',
     ]

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
+from warnings_said import said
 
-from skillshelf import GitSource, LibraryOptions, SkillError, SkillFormatWarning, SkillLibrary, Skills, SkillWarning
+from skillshelf import GitSource, LibraryOptions, SkillError, SkillFormatWarning, SkillLibrary, Skills
 
 from scripted_model import Script, call, tool_returns
 
@@ -52,7 +53,7 @@ def build(*directories: Path, **options: Any) -> tuple[SkillLibrary, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         library = SkillLibrary.build(options=LibraryOptions(directories=directories, **options))
-    return library, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return library, said(caught)
 
 
 def run(capability: Skills[Any], prompt: str, *steps: list[Any]) -> tuple[Script, list[Any]]:

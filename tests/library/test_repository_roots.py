@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
+from warnings_said import said
 
 from skillshelf import LibraryOptions, SkillLibrary, SkillWarning
 from skillshelf.authoring.cli.app import app
@@ -55,7 +56,7 @@ def test_a_repository_root_is_read_from_its_skills_folder(tmp_path: Path) -> Non
         library = SkillLibrary.build(options=LibraryOptions(directories=[root], trusted_directories=[root]))
     assert list(library.skills) == ['pdf', LONG_NAME]
     assert library.skipped == []  # GEMINI.md and docs/ are the repository's, not skills that failed
-    [warning] = [str(item.message) for item in caught]
+    [warning] = said(caught)
     assert warning == (
         f'the skill directory {str(root)!r}: read from its skills/ folder; the skill folder template at its root is '
         f'not read: a skill folder may be listed in `directories` itself (e.g. {str(root / "template")!r})'
@@ -75,7 +76,7 @@ def test_hidden_folders_of_skills_beside_visible_skills_are_named_in_a_warning(t
     with pytest.warns(SkillWarning, match=r'its hidden folder \.system hold') as caught:
         library = SkillLibrary.build(options=LibraryOptions(directories=[tmp_path / 'repo']))
     assert list(library.skills) == ['pdf']
-    assert f'list it as a directory (e.g. {str(tmp_path / "repo" / "skills" / ".system")!r})' in str(caught[0].message)
+    assert f'list it as a directory (e.g. {str(tmp_path / "repo" / "skills" / ".system")!r})' in said(caught)[0]
 
 
 def test_an_openai_like_root_names_its_hidden_folders_and_list_fails(tmp_path: Path) -> None:

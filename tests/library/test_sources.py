@@ -386,8 +386,9 @@ def test_directory_source_still_takes_allow_hard_links_with_a_warning(tmp_path: 
     with pytest.warns(DeprecationWarning, match=r'policy=ReadPolicy\(allow_hard_links=\.\.\.\)') as caught:
         source = DirectorySource(tmp_path, allow_hard_links=True)  # pyright: ignore[reportCallIssue]
     assert source.policy == ReadPolicy(allow_hard_links=True)
-    assert caught[0].filename == __file__
-    assert str(caught[0].message).startswith('DirectorySource(allow_hard_links')
+    [warned] = [warning for warning in caught if issubclass(warning.category, DeprecationWarning)]
+    assert warned.filename == __file__
+    assert str(warned.message).startswith('DirectorySource(allow_hard_links')
 
 
 def test_skill_from_folder_still_takes_allow_hard_links_with_a_warning(tmp_path: Path) -> None:
@@ -397,7 +398,8 @@ def test_skill_from_folder_still_takes_allow_hard_links_with_a_warning(tmp_path:
         DeprecationWarning, match=r'Skill.from_folder\(allow_hard_links=\.\.\.\) is deprecated'
     ) as caught:
         skill = Skill.from_folder(folder, allow_hard_links=True)  # pyright: ignore[reportCallIssue]
-    assert caught[0].filename == __file__
+    [warned] = [warning for warning in caught if issubclass(warning.category, DeprecationWarning)]
+    assert warned.filename == __file__
     assert (
         skill.read_resource('guide.md')
         == Skill.from_folder(folder, policy=ReadPolicy(allow_hard_links=True)).read_resource('guide.md')

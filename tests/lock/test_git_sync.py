@@ -11,8 +11,9 @@ import warnings
 from pathlib import Path
 
 import pytest
+from warnings_said import said
 
-from skillshelf import GitSource, LibraryOptions, SkillError, SkillLibrary, SkillWarning
+from skillshelf import GitSource, LibraryOptions, SkillError, SkillLibrary
 from skillshelf.library.source_spec import resolve_sources
 from skillshelf.lock import LockEntry, Lockfile, file_digests, skill_digest
 
@@ -60,7 +61,7 @@ def sync(library: SkillLibrary, source: GitSource) -> tuple[bool, list[str]]:
         library.refresh()
         source.wait_for_sync()
         changed = library.refresh()
-    return changed, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return changed, said(caught)
 
 
 def test_a_commit_that_leaves_the_locked_skills_alone_is_taken(repository: Path, tmp_path: Path) -> None:

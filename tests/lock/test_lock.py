@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
+from warnings_said import said
 
 from skillshelf import GitSource, LibraryOptions, Skill, SkillError, SkillLibrary, Skills, SkillWarning
 from skillshelf.lock import LockEntry, Lockfile, file_digests, read_lock, skill_digest
@@ -44,7 +45,7 @@ def build(options: LibraryOptions) -> tuple[SkillLibrary, list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         library = SkillLibrary.build(options=options)
-    return library, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return library, said(caught)
 
 
 def test_the_digest_is_what_sha256sum_gives_for_the_folder(tmp_path: Path) -> None:

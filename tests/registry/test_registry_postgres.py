@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from warnings_said import said
 
 from repo_paths import python_path_with_support
 from sandbox_support import needs_bwrap
@@ -133,7 +134,7 @@ def test_a_password_in_the_url_is_never_shown(postgres_database: str, tmp_path: 
         capability.library.refresh()  # the catalog is gone: a warning, and the skills read last are kept
         with pytest.raises(SkillError) as raised:
             registry.publish_markdown('---\nname: more\ndescription: More.\n---\nBody.\n')
-    shown += [str(warning.message) for warning in caught] + [str(raised.value)]
+    shown += [*said(caught, Warning), str(raised.value)]
     for broken in (url.replace('/test_', '/missing_'), url.replace('host=', 'host=/nonexistent'), url + '&port=x'):
         with pytest.raises(SkillError) as refused:
             SkillRegistry(broken)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
+from warnings_said import said
 
 from skillshelf import SandboxLimits, ScriptLimits, SkillError, Skills, SkillSandbox, SkillWarning
 
@@ -69,7 +70,10 @@ def test_old_sandbox_limits_in_script_limits_reach_the_sandbox_skills_makes(tmp_
         DeprecationWarning, match=r'ScriptLimits\(max_processes=\.\.\., max_file_bytes=\.\.\.\) is'
     ) as caught:
         limits = ScriptLimits(timeout=60, max_processes=40, max_file_bytes=5 << 20)
-    assert 'SkillSandbox(limits=SandboxLimits(max_processes=..., max_file_bytes=...))' in str(caught[0].message)
+    assert (
+        'SkillSandbox(limits=SandboxLimits(max_processes=..., max_file_bytes=...))'
+        in said(caught, DeprecationWarning)[0]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter(
             'error', SkillWarning
@@ -87,7 +91,7 @@ def test_old_sandbox_limits_beside_an_agent_s_own_sandbox_are_said_to_be_ignored
     sandbox = SkillSandbox(tmp_path / 'ws', limits=SandboxLimits(max_processes=50))
     with pytest.warns(SkillWarning) as caught:
         seen, _ = limits_seen(skills, sandbox)
-    [message] = [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    [message] = said(caught)
     assert message == (
         'the sandbox limits in Skills(script_limits=ScriptLimits(max_processes=40, max_memory_bytes=3221225472)) are '
         "ignored: this agent's workspace comes from SkillSandbox, and only the sandbox Skills makes itself takes them. "
@@ -117,7 +121,7 @@ def test_old_sandbox_limits_without_scripts_are_said_to_reach_no_sandbox(tmp_pat
 def test_a_sandbox_given_script_limits_takes_their_sandbox_limits_and_says_what_it_never_used(tmp_path: Path) -> None:
     with pytest.warns(DeprecationWarning, match='SandboxLimits') as caught:
         sandbox = SkillSandbox(tmp_path / 'ws', limits=ScriptLimits(timeout=5, max_processes=40))  # pyright: ignore[reportArgumentType]
-    messages = [str(warning.message) for warning in caught]
+    messages = said(caught, DeprecationWarning)
     assert messages[-1] == (
         'SkillSandbox(limits=ScriptLimits(...)) is deprecated: pass SandboxLimits(...) (from skillshelf.sandbox). '
         'Its timeout never applied here: the tool takes it, Skills(script_limits=ScriptLimits(...)).'

@@ -14,6 +14,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import LocalWorkspace
 from typer.testing import CliRunner
+from warnings_said import said
 
 from skillshelf import Skill, SkillError, SkillFormatError, Skills, SkillWarning
 from skillshelf.authoring.cli.app import app
@@ -49,7 +50,7 @@ def built(**options: Any) -> tuple[Skills[Any], list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         capability = Skills(**options)
-    return capability, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return capability, said(caught)
 
 
 def run(capability: Skills[Any], script: Script, workspace: Path) -> tuple[list[Any], list[str]]:
@@ -59,7 +60,7 @@ def run(capability: Skills[Any], script: Script, workspace: Path) -> tuple[list[
         warnings.simplefilter('always')
         agent = Agent(script.model(), capabilities=[LocalWorkspace(workspace), capability])
         messages = agent.run_sync('set up the project').all_messages()
-    return messages, [str(warning.message) for warning in caught if issubclass(warning.category, SkillWarning)]
+    return messages, said(caught)
 
 
 def test_a_malicious_script_is_listed_then_refused_at_first_use_and_never_runs(tmp_path: Path) -> None:
@@ -212,7 +213,7 @@ def test_publish_refuses_a_critical_finding_unless_forced(tmp_path: Path) -> Non
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         assert capability.library.get('project-setup') is None
-    assert 'scripts/setup.sh:3' in str(caught[0].message)
+    assert 'scripts/setup.sh:3' in said(caught)[0]
     assert 'scripts/setup.sh:3 remote-code' in capability.library.removed['project-setup']
 
 

@@ -19,6 +19,7 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 from pydantic_ai.messages import TextPart
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceBackend, WorkspaceRef, WrapperWorkspace
+from warnings_said import said
 
 from skillshelf import ScriptLimits, Skill, SkillError, Skills, SkillSandbox, SkillWarning
 
@@ -144,6 +145,7 @@ with urllib.request.urlopen(f'http://localhost:{server.server_port}/', timeout=5
 def test_a_fork_bomb_stops_at_the_process_limit(tmp_path: Path) -> None:
     bomb = """
 import os, time
+
 children = 0
 try:
     for _ in range(100_000):
@@ -352,7 +354,7 @@ def test_a_missing_module_is_said_plainly_and_warned_about(tmp_path: Path) -> No
         "The script needs the Python module 'no_such_package_abc', which the environment that runs scripts does not "
         'have. Do not retry it: tell the user the module is missing there, or carry on without this script.'
     )
-    [warning] = [str(item.message) for item in caught]
+    [warning] = said(caught)
     assert warning.endswith(
         'which the workspace that runs scripts (LocalWorkspace) lacks; scripts in a LocalWorkspace run on '
         f'{sys.executable}: install the package that provides it in its environment'
@@ -371,7 +373,7 @@ def test_a_module_installed_under_another_name_is_named_with_its_package(tmp_pat
             LocalWorkspace(tmp_path / 'work'),
         )
     assert "needs the Python module 'docx' (installed as the package 'python-docx'), which" in reply
-    [warning] = [str(item.message) for item in caught]
+    [warning] = said(caught)
     assert warning.endswith("install the package 'python-docx' in its environment (`pip install python-docx`)")
 
 
@@ -380,7 +382,7 @@ def test_a_module_missing_in_the_sandbox_names_the_sandbox_and_its_interpreter(t
     library = skill_with(tmp_path, {'needs.py': 'import yaml_not_here_abc\n'})
     with pytest.warns(SkillWarning, match="needs the Python module 'yaml_not_here_abc'") as caught:
         run_script(Skills(library, scripts=True), 'scripts/needs.py', [], SkillSandbox(tmp_path / 'ws'))
-    [warning] = [str(item.message) for item in caught]
+    [warning] = said(caught)
     assert warning.endswith(
         '(SkillSandbox) lacks; install the package that provides it in the environment of '
         f'{sys.executable}, the interpreter SkillSandbox(python=...) runs scripts on, or name one that has it'
@@ -421,7 +423,7 @@ def test_scripts_on_the_workspaces_python3_are_warned_about_once(tmp_path: Path)
         messages = agent.run_sync('go').all_messages()
     replies = tool_returns(messages, 'run_skill_script')
     assert [reply.split('\n')[0] for reply in replies] == ['scripts/where.py exited with code 0.'] * 2
-    [warning] = [str(item.message) for item in caught]  # two runs, one warning
+    [warning] = said(caught)  # two runs, one warning
     assert warning.startswith(
         'run_skill_script runs Python scripts with the `python3` of the workspace '
         f"(test_scripts.HiddenInterpreterWorkspace): the agent's interpreter ({sys.executable}) is not visible there"

@@ -22,6 +22,7 @@ from pydantic_ai.messages import TextPart
 from pydantic_ai.workspaces import Workspace
 from test_document_workflows import fillable_form, form_values
 from typer.testing import CliRunner
+from warnings_said import said
 
 from skillshelf import Skills, SkillSandbox, SkillWarning
 from skillshelf.authoring.cli.app import app
@@ -163,7 +164,7 @@ def test_a_sandbox_that_does_not_show_the_environment_keeps_its_own_and_says_how
     agent = Agent(model.model(), capabilities=[SkillSandbox(tmp_path / 'ws'), skills])
     with pytest.warns(SkillWarning, match='does not show that folder') as caught:
         python, _ = where(agent)
-    [warned] = [str(warning.message) for warning in caught if warning.category is SkillWarning]
+    [warned] = said(caught)
     assert warned == (
         f'Skills(environment={str(environment)!r}): the workspace that runs scripts (SkillSandbox) does not show that '
         'folder, so scripts run on its own Python and Node packages instead: let Skills supply the sandbox (drop your '
