@@ -79,6 +79,8 @@ def shell_findings(text: str, first_line: int, where: Where, python: EmbeddedPyt
     state = _Text(where, python)
     for number, tokens in command_lines(_worth_parsing(text)):
         _line(state, tokens, first_line + number - 1, 0)
+    if state.python is not None and '<<' in text:
+        _python_fed_in(state, text, first_line)
     for match in _FORK_BOMB.finditer(text) if ':(' in text else ():
         state.hits.append(
             (
@@ -107,6 +109,28 @@ def shell_findings(text: str, first_line: int, where: Where, python: EmbeddedPyt
             )
         )
     return state.hits
+
+
+def _python_fed_in(state: _Text, text: str, first_line: int) -> None:
+    """Python given to an interpreter as a here-document (`python3 - <<'EOF'`, `cat <<EOF | python3`): the shell
+    parser skips the document, so the Python rules read it, as they read `python -c` code."""
+    lines = text.split('\n')
+    index = 0
+    while index < len(lines):
+        line, index = lines[index], index + 1
+        opened = _HEREDOC.search(line)
+        if opened is None:
+            continue
+        start = index
+        while index < len(lines) and lines[index].strip() != opened[1]:
+            index += 1
+        words = split_words(line[: opened.start()] + line[opened.end() :].lstrip('\'"'))
+        stages = [Stage(stage) for pipeline in pipelines(words or []) for stage in pipeline]
+        if state.python is not None and any(
+            stage.runs_input and stage.program.startswith('python') for stage in stages
+        ):
+            state.hits.extend(state.python('\n'.join(lines[start:index]), first_line + start, state.where))
+        index += 1
 
 
 def _worth_parsing(text: str) -> str:

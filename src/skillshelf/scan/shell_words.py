@@ -33,13 +33,15 @@ _WRAPPERS = frozenset(
         'else',
     }
 )
+_RUNNERS = frozenset({'uv', 'poetry', 'pipenv', 'pdm', 'hatch', 'rye', 'conda', 'pixi'})
+"""Tools whose `run` runs the command after it in a project's environment (`uv run python -`)."""
 _SENDS = frozenset({'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'ftp', 'mail', 'sendmail', 'mutt'})
 _CURL_SEND = re.compile(r'^(?:-d|--data\S*|-F|--form\S*|-T|--upload-file|--json)$|^-[a-zA-Z]*[dFT]$')
 REDIRECTS = frozenset({'>', '>>', '>|', '&>', '&>>', '1>', '1>>'})
 
 
 class Stage:
-    """One simple command of a pipeline: its program (after `sudo`, `env` and the like) and its words."""
+    """One simple command of a pipeline: its program (after `sudo`, `env`, `uv run` and the like) and its words."""
 
     def __init__(self, tokens: list[str]) -> None:
         words, inner = _outsidesubstitutions(tokens)
@@ -47,8 +49,10 @@ class Stage:
         index = 0
         while index < len(words) and (
             words[index] in _WRAPPERS
+            or (words[index] in _RUNNERS and words[index + 1 : index + 2] == ['run'])
+            or (words[index] == 'run' and index and words[index - 1] in _RUNNERS)
             or re.match(r'^[A-Za-z_]\w*=', words[index])
-            or (words[index].startswith('-') and index and words[index - 1] in _WRAPPERS)
+            or (words[index].startswith('-') and index and (words[index - 1] in _WRAPPERS or words[index - 1] == 'run'))
         ):
             index += 1
         self.program = words[index].rsplit('/', 1)[-1].lower() if index < len(words) else ''
