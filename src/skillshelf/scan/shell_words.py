@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..scripts.needs.shell import substitutions as command_substitutions
 from .vocabulary import DECODERS, DOWNLOADERS, interpreter
 
 __all__ = ('REDIRECTS', 'Stage', 'pipelines', 'substitutions', 'written')
@@ -189,15 +190,4 @@ def _outsidesubstitutions(tokens: list[str]) -> tuple[list[str], list[str]]:
 
 def substitutions(word: str) -> list[str]:
     """The commands of the `$(...)`, `<(...)` and backquoted substitutions inside a word."""
-    found: list[str] = []
-    for opener in ('$(', '<('):
-        start = word.find(opener)
-        while start != -1:
-            depth, index = 1, start + 2
-            while index < len(word) and depth:
-                depth += {'(': 1, ')': -1}.get(word[index], 0)
-                index += 1
-            found.append(word[start + 2 : index - 1 if depth == 0 else index])
-            start = word.find(opener, index)
-    found += re.findall(r'`([^`]+)`', word)
-    return found
+    return [*command_substitutions(word, ('$(', '<(')), *re.findall(r'`([^`]+)`', word)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from .node_source import npm_install_packages
 
-__all__ = ('ShellFindings', 'command_lines', 'shell_commands', 'split_words')
+__all__ = ('ShellFindings', 'command_lines', 'shell_commands', 'split_words', 'substitutions')
 
 _NAME = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.+-]*')
 _KEYWORDS_BEFORE_COMMAND = frozenset(
@@ -158,23 +158,25 @@ class _Scan:
             self.probed.update(probes)
             self.found += [program for program in programs if program not in self.functions]
             for word in segment:
-                for inner in _substitutions(word) if depth < 3 else ():
+                for inner in substitutions(word) if depth < 3 else ():
                     split = split_words(inner)
                     if split is not None:
                         self.line(split, depth + 1)
 
 
-def _substitutions(word: str) -> list[str]:
-    """The commands of the `$(...)` substitutions inside a quoted word (`"$(uname -s)"`)."""
+def substitutions(word: str, openers: tuple[str, ...] = ('$(',)) -> list[str]:
+    """The commands of the substitutions opened by `openers` inside a word (`"$(uname -s)"`), those of the first
+    opener first; an unclosed one runs to the end of the word."""
     found: list[str] = []
-    start = word.find('$(')
-    while start != -1:
-        depth, index = 1, start + 2
-        while index < len(word) and depth:
-            depth += {'(': 1, ')': -1}.get(word[index], 0)
-            index += 1
-        found.append(word[start + 2 : index - 1 if depth == 0 else index])
-        start = word.find('$(', index)
+    for opener in openers:
+        start = word.find(opener)
+        while start != -1:
+            depth, index = 1, start + len(opener)
+            while index < len(word) and depth:
+                depth += {'(': 1, ')': -1}.get(word[index], 0)
+                index += 1
+            found.append(word[start + len(opener) : index - 1 if depth == 0 else index])
+            start = word.find(opener, index)
     return found
 
 
