@@ -58,7 +58,9 @@ async def _meta_call(
     if not isinstance(name, str):
         return await handler(args)
     if operation is Operation.LOAD:
-        skill = shelf.library.get(name)
+        # The catalog's entry, not a use: the tool's `library.get` scans the skill at its first use, off the loop.
+        # Nothing is awaited before `state.load`, so a read called beside the load finds the skill loaded.
+        skill = shelf.library.skills.get(name)
         if skill is not None and forks(skill):
             return await handler(args)  # the tool runs the sub-agent; nothing is loaded, so several may run at once
         return await state.load(name, args, handler, shelf.capability_id)  # the tool explains a bad name
@@ -67,7 +69,7 @@ async def _meta_call(
     if operation is Operation.UNLOAD:
         return await state.unload(name, args, handler, shelf.capability_id)
     if name not in state.loaded:
-        if (skill := shelf.library.get(name)) is not None and not skill.model_invocable:
+        if (skill := shelf.library.skills.get(name)) is not None and not skill.model_invocable:
             return user_only_message(name)
         then = 'run its scripts' if operation is Operation.RUN else 'read its files'
         return f'The skill {name!r} is not loaded: call `load_skill` with {name!r} first, then {then}.'

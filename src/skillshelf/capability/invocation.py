@@ -17,6 +17,7 @@ from pydantic_ai import RunContext, ToolReturn
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserContent
 
 from ..markdown.names import MAX_QUALIFIED_NAME_LENGTH, qualified_name_problem
+from .durable import off_event_loop
 from .fork import forks
 from .history import state_change
 from .meta_tools import load_reply
@@ -73,7 +74,7 @@ async def user_load(ctx: RunContext[Any], shelf: Shelf, name: str, arguments: st
     """What a user's `/name` does: `('loaded', reply)` with the text the load returns, `('unreadable', why)`, or
     `('fork', reply)` for a skill that runs as a sub-agent, which it runs; `None` when `name` is no skill a user may
     invoke. Reads the skill's files and runs a fork's sub-agent: `Skills` makes it a recorded durable operation."""
-    skill = shelf.library.get(name)
+    skill = await off_event_loop(lambda: shelf.library.get(name))  # its first use reads its files
     if skill is None or not skill.user_invocable:
         return None
     if forks(skill):

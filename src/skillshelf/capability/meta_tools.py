@@ -26,6 +26,7 @@ from ..library import SkillLibrary
 from ..scripts.materialise import Copied
 from ..skill import Skill
 from .arguments import substitute_arguments
+from .durable import off_event_loop
 from .history import state_change
 from .operations import Operation, meta_tool_tag
 
@@ -127,7 +128,9 @@ def build_meta_toolset(
             name: The skill.
             arguments: Its arguments, if any.
         """
-        skill = library.get(name)
+        # Off the loop: a skill's first use scans its files, which an MCP server or an application's own store
+        # serves over the network, and other runs on the loop must go on meanwhile.
+        skill = await off_event_loop(lambda: library.get(name))
         if skill is None or not skill.model_invocable:
             return unknown_skill_message(library, name, search_offered())
         if fork is not None and forks(skill):
@@ -199,7 +202,7 @@ async def load_reply(
     try:
         folder = skill_dir(skill, placed, place is not None)
         instructions = await read_instructions(skill, folder, arguments, workspace=workspace, commands=commands)
-        resources = skill.list_resources()
+        resources = await off_event_loop(skill.list_resources)
     except (SkillFormatError, OSError) as error:
         return unreadable_message(name, error)
     return ToolReturn(
@@ -226,7 +229,7 @@ async def read_instructions(
         SkillFormatError: the `SKILL.md` can no longer be read.
         OSError: the folder can no longer be read.
     """
-    instructions = skill.load_instructions()
+    instructions = await off_event_loop(skill.load_instructions)
     if folder is not None:
         for variable in SKILL_DIR_VARIABLES:
             instructions = instructions.replace(variable, folder)

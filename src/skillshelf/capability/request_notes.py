@@ -67,7 +67,8 @@ def _explain_unknown(shelf: Shelf, tool: str, down: dict[str, str]) -> str | Non
     if (gated := shelf.gates.hidden_message(tool)) is not None:
         return gated
     for name in dict.fromkeys((tool, tool.replace('_', '-'), tool.lower().replace('_', '-'))):
-        if (skill := shelf.library.get(name)) is not None and skill.model_invocable:
+        # The catalog, not a use: `load_skill` scans the skill (and refuses it if it must).
+        if (skill := shelf.library.skills.get(name)) is not None and skill.model_invocable:
             return skill_called_as_tool_message(tool, name)
     if down:
         return ' '.join(
