@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelResponsePart
 
-from postgres_server import postgres_database, postgres_url  # noqa: F401  (one throwaway server for the session)
+from postgres_server import (  # noqa: F401  (one throwaway server for the session)
+    postgres_database,
+    postgres_url,
+    registry_url,
+)
 from scripted_model import Script
 from skill_fixtures import forecast_calls
 

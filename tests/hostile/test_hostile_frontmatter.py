@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from warnings_said import said
 
 from skillshelf import Skills
 
@@ -144,7 +145,7 @@ def test_any_frontmatter_never_breaks_discovery_a_run_or_the_saved_history(front
 
         assert 'other' in library.skills, 'a broken neighbour never hides a valid skill'
         assert ('demo' in library.skills) != any('demo' in problem.path.parts for problem in library.skipped)
-        assert len([w for w in warned if 'skipped' in str(w.message)]) == len(library.skipped)
+        assert len([message for message in said(warned) if 'skipped' in message]) == len(library.skipped)
         capability.get_instructions().encode('utf-8')
         messages = finishes(lambda: run_everything(capability), HANG_SECONDS)
         assert ModelMessagesTypeAdapter.dump_json(messages)

@@ -11,8 +11,9 @@ from typing import TypeVar
 import pytest
 from pydantic_ai import Agent, Tool
 from pydantic_ai.messages import TextPart
+from warnings_said import said
 
-from skillshelf import LibraryOptions, Skill, SkillError, SkillLibrary, Skills, SkillWarning
+from skillshelf import LibraryOptions, Skill, SkillError, SkillLibrary, Skills
 from skillshelf.library.locations import standard_directories
 
 from scripted_model import SMALL, Script, call, tool_returns
@@ -38,7 +39,7 @@ def caught(build: Callable[[], T]) -> tuple[T, list[str]]:
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter('always')
         result = build()
-    return result, [str(warning.message) for warning in seen if issubclass(warning.category, SkillWarning)]
+    return result, said(seen)
 
 
 def test_excluded_skills_are_absent_from_catalog_search_and_load(tmp_path: Path) -> None:

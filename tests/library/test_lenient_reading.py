@@ -315,7 +315,7 @@ def test_a_directory_whose_skills_are_all_hidden_says_where_they_are(tmp_path: P
     skills = openai_layout(tmp_path)
     with pytest.warns(SkillWarning) as warned:
         capability = Skills[None](skills)
-    [message] = [str(warning.message) for warning in warned]
+    [message] = said(warned)
     assert message == (
         f'skipped {skills}: no skill was found in the directory; its hidden folders .curated, .system hold skill '
         f'folders, and hidden folders are not read: list each as a directory (e.g. {str(skills / ".curated")!r})'

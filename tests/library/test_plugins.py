@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
+from warnings_said import said
 
 from skillshelf import LibraryOptions, Skill, SkillLibrary, Skills, SkillWarning
 
@@ -56,7 +57,7 @@ def test_a_manifest_adds_skill_folders_inside_the_plugin_only_and_its_folder_nam
     with pytest.warns(SkillWarning) as caught:
         library = build(root)
     assert list(library.skills) == ['kit:lint', 'kit:format']  # skills/ by default, and what the manifest adds
-    problems = ' '.join(str(item.message) for item in caught)
+    problems = ' '.join(said(caught))
     assert "lists skills outside its folder: '../elsewhere'" in problems
     assert "lists skills in './missing', which is no folder" in problems
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
+from warnings_said import said
 
 from skillshelf import (
     DirectorySource,
@@ -216,7 +217,7 @@ def test_package_skills_load_in_a_run_and_broken_ones_are_skipped(
         monkeypatch.syspath_prepend(str(tmp_path / 'src'))
     with pytest.warns(SkillWarning) as warned:
         capability = Skills[None](sources=[{'package': package}])
-    messages = sorted((str(warning.message) for warning in warned), key=lambda message: 'misnamed' in message)
+    messages = sorted(said(warned), key=lambda message: 'misnamed' in message)
     assert len(messages) == 2
     assert 'broken' in messages[0]
     assert 'not valid YAML' in messages[0]
@@ -295,7 +296,7 @@ def test_git_source_pins_a_ref_and_refreshes_on_request(tmp_path: Path) -> None:
         SkillWarning, match='escape: the skill folder is a symlink to /etc, outside the library'
     ) as warned:
         capability = Skills[None](sources=[branch])
-    case('Skill files', 'a git repository with a skill folder symlinked to /etc', str(warned[0].message), root=cache)
+    case('Skill files', 'a git repository with a skill folder symlinked to /etc', said(warned)[0], root=cache)
     assert 'Version two.' in str(run_load(capability, 'deploy')[0])
 
     (repository / 'notes').mkdir()

@@ -218,24 +218,16 @@ def test_a_git_commit_changing_one_byte_of_a_script_refuses_that_skill(tmp_path:
     assert any('deploy: refused' in message for message in warned)
 
 
-@pytest.fixture(params=['sqlite', 'postgresql'])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty database: a SQLite file, or a new database on the session's PostgreSQL server."""
-    if request.param == 'sqlite':
-        return f'sqlite:///{tmp_path / "skills.db"}'
-    return request.getfixturevalue('postgres_database')
-
-
-def test_a_registry_publish_changing_one_byte_of_a_script_refuses_that_skill(url: str, tmp_path: Path) -> None:
+def test_a_registry_publish_changing_one_byte_of_a_script_refuses_that_skill(registry_url: str, tmp_path: Path) -> None:
     from skillshelf.registry import SkillRegistry
 
-    registry = SkillRegistry(url)
+    registry = SkillRegistry(registry_url)
     registry.publish_many(sorted((write_two(tmp_path / 'skills')).iterdir()))
     lock = lock_of(SkillLibrary.build(options=LibraryOptions(sources=[registry])), tmp_path / 'skills.lock')
     recorded = read_lock(lock).skills['deploy'].files
     assert recorded == file_digests(Skill.from_folder(tmp_path / 'skills' / 'deploy'))  # one digest, any source
 
-    worker = Skills(sources=[SkillRegistry(url)], lock=lock)
+    worker = Skills(sources=[SkillRegistry(registry_url)], lock=lock)
     registry.publish_markdown(
         skill_md('deploy', 'Run scripts/deploy.sh.'), {'scripts/deploy.sh': b'echo deploying\n\n'}
     )

@@ -128,25 +128,18 @@ def test_diff_of_a_git_source_shows_the_commits_and_a_unified_diff(tmp_path: Pat
     assert entry['revision'] == git('rev-parse', 'HEAD', cwd=repository)
 
 
-@pytest.fixture(params=['sqlite', 'postgresql'])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == 'sqlite':
-        return f'sqlite:///{tmp_path / "skills.db"}'
-    return request.getfixturevalue('postgres_database')
-
-
-def test_diff_of_a_registry_shows_the_revisions_and_a_unified_diff(url: str, tmp_path: Path) -> None:
+def test_diff_of_a_registry_shows_the_revisions_and_a_unified_diff(registry_url: str, tmp_path: Path) -> None:
     from skillshelf.registry import SkillRegistry
 
-    registry = SkillRegistry(url)
+    registry = SkillRegistry(registry_url)
     registry.publish_many(sorted(write_two(tmp_path / 'skills').iterdir()))
     lock = tmp_path / 'skills.lock'
-    assert run('lock', '--registry', url, '-o', lock).exit_code == 0
+    assert run('lock', '--registry', registry_url, '-o', lock).exit_code == 0
     registry.publish_markdown(
         skill_md('deploy', 'Run scripts/deploy.sh twice.'), {'scripts/deploy.sh': 'echo deploying\n'}
     )
 
-    shown = run('diff', '--registry', url, '--lock', lock)
+    shown = run('diff', '--registry', registry_url, '--lock', lock)
     assert shown.exit_code == 0, shown.output
     lines = shown.stdout.splitlines()
     assert lines[0].startswith('changed deploy (registry ')
@@ -154,5 +147,5 @@ def test_diff_of_a_registry_shows_the_revisions_and_a_unified_diff(url: str, tmp
     assert '-Run scripts/deploy.sh.' in lines
     assert '+Run scripts/deploy.sh twice.' in lines
     with pytest.warns(SkillWarning, match=r'deploy: refused: .*\(changed SKILL.md\)'):
-        worker = Skills[None](sources=[SkillRegistry(url)], lock=lock)
+        worker = Skills[None](sources=[SkillRegistry(registry_url)], lock=lock)
     assert list(worker.library.skills) == ['notes']

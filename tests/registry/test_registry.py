@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 from sqlalchemy import event
+from warnings_said import said
 
 from skillshelf import SkillError, SkillFormatError, Skills, SkillWarning
 from skillshelf.capability.meta_tools import MAX_PAGE_CHARACTERS
@@ -236,7 +237,7 @@ def test_hostile_rows_are_skipped_or_refused(tmp_path: Path, url: str) -> None:
     )
     with pytest.warns(SkillWarning) as warned:
         worker = Skills[None](sources=[SkillRegistry(url)])  # a new worker starts, whatever the rows hold
-    problems = sorted(str(warning.message) for warning in warned)
+    problems = sorted(said(warned))
     assert len(problems) == 5, problems
     assert 'Bad Name: ' in problems[0]
     assert 'upper-case' in problems[0]
@@ -286,7 +287,7 @@ def test_a_row_whose_metadata_is_nested_too_deep_is_skipped_and_the_rest_load(
     insert_rows(registry, [{'name': 'deep', 'meta': '{"x": ' + inner + '}', 'text': skill_md('deep')}])
     with pytest.warns(SkillWarning) as warned:
         worker = Skills[None](sources=[SkillRegistry(url)])  # a new worker starts, whatever the rows hold
-    [problem] = [str(warning.message) for warning in warned]
+    [problem] = said(warned)
     assert 'deep: its metadata is nested more than 32 levels deep' in problem
     assert list(worker.library.skills) == ['good']
     [loaded] = run(worker, [call('load_skill', name='good')])

@@ -21,14 +21,6 @@ from skill_files import skill_md
 runner = CliRunner(env={'COLUMNS': '200', 'NO_COLOR': '1'})
 
 
-@pytest.fixture(params=['sqlite', 'postgresql'])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty database: a SQLite file, or a new database on the session's PostgreSQL server."""
-    if request.param == 'sqlite':
-        return f'sqlite:///{tmp_path / "skills.db"}'
-    return request.getfixturevalue('postgres_database')
-
-
 def publish_revisions(registry: SkillRegistry, name: str, count: int) -> list[int]:
     """Publish `count` revisions of `name`, each with a file of its own bytes and one shared by all; the registry
     version of each."""
@@ -49,8 +41,8 @@ def stored_blobs(registry: SkillRegistry) -> int:
         return connection.execute(sa.select(sa.func.count()).select_from(blobs)).scalar_one()
 
 
-def test_prune_keeps_the_latest_the_live_and_the_pinned_revisions(url: str) -> None:
-    registry = SkillRegistry(url)
+def test_prune_keeps_the_latest_the_live_and_the_pinned_revisions(registry_url: str) -> None:
+    registry = SkillRegistry(registry_url)
     versions = publish_revisions(registry, 'deploy', 6)
     publish_revisions(registry, 'notes', 2)
     registry.rollback('deploy', to=2)  # revision 7, a copy of 2, is live
@@ -71,15 +63,15 @@ def test_prune_keeps_the_latest_the_live_and_the_pinned_revisions(url: str) -> N
     assert stored_blobs(registry) == 9 - 2
     assert registry.current_version() == version_before  # workers see no change
 
-    library = SkillLibrary.build(options=LibraryOptions(sources=[SkillRegistry(url)]))
+    library = SkillLibrary.build(options=LibraryOptions(sources=[SkillRegistry(registry_url)]))
     assert library.skills['deploy'].load_instructions() == 'deploy v2.'
     assert library.skills['deploy'].content.read_bytes('own.txt', 100) == b'deploy revision 2'
-    pinned = SkillLibrary.build(options=LibraryOptions(sources=[SkillRegistry(url, version=versions[3])]))
+    pinned = SkillLibrary.build(options=LibraryOptions(sources=[SkillRegistry(registry_url, version=versions[3])]))
     assert pinned.skills['deploy'].content.read_bytes('own.txt', 100) == b'deploy revision 4'
 
 
-def test_a_removed_skill_keeps_its_removal_and_a_pruned_revision_cannot_be_rolled_back_to(url: str) -> None:
-    registry = SkillRegistry(url)
+def test_a_removed_skill_keeps_its_removal_and_a_pruned_revision_cannot_be_rolled_back_to(registry_url: str) -> None:
+    registry = SkillRegistry(registry_url)
     publish_revisions(registry, 'deploy', 3)
     registry.remove('deploy')  # revision 4, the head
     assert registry.prune(1).revisions == 3
@@ -90,24 +82,24 @@ def test_a_removed_skill_keeps_its_removal_and_a_pruned_revision_cannot_be_rolle
         registry.prune(0)
 
 
-def test_the_prune_command_keeps_what_a_lock_file_and_pins_name(url: str, tmp_path: Path) -> None:
-    registry = SkillRegistry(url)
+def test_the_prune_command_keeps_what_a_lock_file_and_pins_name(registry_url: str, tmp_path: Path) -> None:
+    registry = SkillRegistry(registry_url)
     publish_revisions(registry, 'deploy', 5)
     lock = tmp_path / 'skills.lock'
     Lockfile({'deploy': LockEntry('registry', 'sha256:0', {}, revision='2')}).write(lock)
 
     shown = runner.invoke(
-        app, ['prune', '-r', url, '--keep', '1', '--lock', str(lock), '--pin', 'deploy=3', '--dry-run']
+        app, ['prune', '-r', registry_url, '--keep', '1', '--lock', str(lock), '--pin', 'deploy=3', '--dry-run']
     )
     assert shown.exit_code == 0, shown.output
     assert shown.stdout.startswith('would delete 2 revisions and 2 stored file contents (34 bytes) from registry ')
     assert revisions_of(registry, 'deploy') == [1, 2, 3, 4, 5]
 
-    done = runner.invoke(app, ['prune', '-r', url, '--keep', '1', '--lock', str(lock), '--pin', 'deploy=3'])
+    done = runner.invoke(app, ['prune', '-r', registry_url, '--keep', '1', '--lock', str(lock), '--pin', 'deploy=3'])
     assert done.exit_code == 0, done.output
     assert done.stdout.startswith('deleted 2 revisions')
     assert revisions_of(registry, 'deploy') == [2, 3, 5]
 
-    wrong = runner.invoke(app, ['prune', '-r', url, '--keep', '1', '--pin', 'deploy'])
+    wrong = runner.invoke(app, ['prune', '-r', registry_url, '--keep', '1', '--pin', 'deploy'])
     assert wrong.exit_code == 1
     assert '--pin takes NAME=REVISION, such as deploy=3' in wrong.stderr

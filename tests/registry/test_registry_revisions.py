@@ -23,14 +23,6 @@ from scripted_model import Script, call, tool_returns
 from skill_files import skill_md
 
 
-@pytest.fixture(params=['sqlite', 'postgresql'])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty database: a SQLite file, or a new database on the session's PostgreSQL server."""
-    if request.param == 'sqlite':
-        return f'sqlite:///{tmp_path / "skills.db"}'
-    return request.getfixturevalue('postgres_database')
-
-
 def loaded(capability: Skills[Any], name: str) -> str:
     """What `load_skill` returns for `name` in a real run of `capability`."""
     script = Script([[call('load_skill', name=name)], [TextPart('done')]])
@@ -38,10 +30,10 @@ def loaded(capability: Skills[Any], name: str) -> str:
     return str(tool_returns(messages, 'load_skill')[0])
 
 
-def test_every_publish_is_kept_and_a_rollback_reaches_workers(url: str) -> None:
-    publisher = SkillRegistry(url)
+def test_every_publish_is_kept_and_a_rollback_reaches_workers(registry_url: str) -> None:
+    publisher = SkillRegistry(registry_url)
     publisher.publish_markdown(skill_md('deploy', 'Deploy v1.'), {'steps.md': 'one'})
-    worker = Skills[None](sources=[SkillRegistry(url)])
+    worker = Skills[None](sources=[SkillRegistry(registry_url)])
     assert 'Deploy v1.' in loaded(worker, 'deploy')
     publisher.publish_markdown(skill_md('deploy', 'Deploy v2, broken.'), {'steps.md': 'two', 'extra.md': 'x'})
     assert 'Deploy v2, broken.' in loaded(worker, 'deploy')
@@ -72,8 +64,8 @@ def test_every_publish_is_kept_and_a_rollback_reaches_workers(url: str) -> None:
     assert [e.action for e in publisher.history('deploy')] == ['publish', 'publish', 'rollback', 'remove', 'rollback']
 
 
-def test_purging_deletes_the_history_and_only_unshared_bytes(url: str) -> None:
-    publisher = SkillRegistry(url)
+def test_purging_deletes_the_history_and_only_unshared_bytes(registry_url: str) -> None:
+    publisher = SkillRegistry(registry_url)
     publisher.publish_markdown(skill_md('one'), {'shared.bin': b'\x00same', 'own.bin': b'\x00one'})
     publisher.publish_markdown(skill_md('two'), {'shared.bin': b'\x00same'})
     assert publisher.remove('one', purge=True) is True
@@ -81,7 +73,7 @@ def test_purging_deletes_the_history_and_only_unshared_bytes(url: str) -> None:
     with publisher.engine.connect() as connection:
         stored = set(connection.execute(sa.text('SELECT data FROM skillshelf_blobs')).scalars())
     assert {bytes(data) for data in stored} == {b'\x00same'}
-    [skill] = SkillRegistry(url).read_skills().skills
+    [skill] = SkillRegistry(registry_url).read_skills().skills
     assert skill.content.read_bytes('shared.bin', 100) == b'\x00same'
     publisher.publish_markdown(skill_md('one'))
     assert (
@@ -89,8 +81,8 @@ def test_purging_deletes_the_history_and_only_unshared_bytes(url: str) -> None:
     )  # numbers are never reused (2 was the removal): a pin never meets other content
 
 
-def test_a_worker_pinned_to_a_version_or_revision_keeps_it(url: str) -> None:
-    publisher = SkillRegistry(url)
+def test_a_worker_pinned_to_a_version_or_revision_keeps_it(registry_url: str) -> None:
+    publisher = SkillRegistry(registry_url)
     publisher.publish_markdown(skill_md('deploy', 'Deploy v1.'))
     publisher.publish_markdown(skill_md('notes', 'Notes v1.'))
     frozen_at = publisher.current_version()
@@ -98,14 +90,14 @@ def test_a_worker_pinned_to_a_version_or_revision_keeps_it(url: str) -> None:
     publisher.publish_markdown(skill_md('later', 'Published after the pin.'))
     publisher.remove('notes')
 
-    frozen = Skills[None](sources=[SkillRegistry(url, version=frozen_at)])
+    frozen = Skills[None](sources=[SkillRegistry(registry_url, version=frozen_at)])
     assert list(frozen.library.skills) == ['deploy', 'notes']
     assert 'Deploy v1.' in loaded(frozen, 'deploy')
     assert 'Notes v1.' in loaded(frozen, 'notes')  # removed since, but not at the pinned version
     publisher.publish_markdown(skill_md('deploy', 'Deploy v3.'))
     assert 'Deploy v1.' in loaded(frozen, 'deploy')
 
-    pinned = Skills[None](sources=[SkillRegistry(url, pins={'deploy': 2})])
+    pinned = Skills[None](sources=[SkillRegistry(registry_url, pins={'deploy': 2})])
     assert list(pinned.library.skills) == ['deploy', 'later']
     assert 'Deploy v2.' in loaded(pinned, 'deploy')
     publisher.publish_markdown(skill_md('later', 'Later v2.'))
@@ -113,21 +105,21 @@ def test_a_worker_pinned_to_a_version_or_revision_keeps_it(url: str) -> None:
     assert 'Deploy v2.' in loaded(pinned, 'deploy')
 
     with pytest.warns(SkillWarning, match=r'notes: it is pinned to revision 9, which the registry does not have'):
-        Skills[None](sources=[SkillRegistry(url, pins={'notes': 9})])
+        Skills[None](sources=[SkillRegistry(registry_url, pins={'notes': 9})])
     with pytest.warns(SkillWarning, match=r'notes: it is pinned to revision 2, which removed it'):
-        Skills[None](sources=[SkillRegistry(url, pins={'notes': 2})])
+        Skills[None](sources=[SkillRegistry(registry_url, pins={'notes': 2})])
     with pytest.raises(SkillError, match=r'the `version` option is 99, but registry .* is at version 7'):
-        SkillRegistry(url, version=99)
+        SkillRegistry(registry_url, version=99)
     with pytest.raises(SkillError, match='the `pins` option must map skill names to revisions'):
-        SkillRegistry(url, pins={'deploy': 'latest'})  # pyright: ignore[reportArgumentType]
-    assert repr(SkillRegistry(url, pins={'deploy': 2})).endswith(", pins={'deploy': 2})")
+        SkillRegistry(registry_url, pins={'deploy': 'latest'})  # pyright: ignore[reportArgumentType]
+    assert repr(SkillRegistry(registry_url, pins={'deploy': 2})).endswith(", pins={'deploy': 2})")
 
 
-def test_a_change_reads_only_the_rows_it_changed(url: str) -> None:
-    publisher = SkillRegistry(url)
+def test_a_change_reads_only_the_rows_it_changed(registry_url: str) -> None:
+    publisher = SkillRegistry(registry_url)
     for number in range(40):
         publisher.publish_markdown(skill_md(f'skill-{number:02}', f'Body {number}.'))
-    worker_registry = SkillRegistry(url)
+    worker_registry = SkillRegistry(registry_url)
     worker = Skills[None](sources=[worker_registry])
     before = dict(worker.library.skills)
     statements: list[tuple[str, Any]] = []
@@ -153,15 +145,15 @@ def test_a_change_reads_only_the_rows_it_changed(url: str) -> None:
     assert worker.library.search('changed', 3)[0].name == 'skill-07'  # search sees the new body start
 
 
-def test_binary_files_round_trip_byte_for_byte(url: str, tmp_path: Path) -> None:
-    SkillRegistry(url).publish(write_canvas(tmp_path))
-    [skill] = SkillRegistry(url).read_skills().skills
+def test_binary_files_round_trip_byte_for_byte(registry_url: str, tmp_path: Path) -> None:
+    SkillRegistry(registry_url).publish(write_canvas(tmp_path))
+    [skill] = SkillRegistry(registry_url).read_skills().skills
     assert skill.name == CANVAS
     assert {path: skill.content.read_bytes(path, MAX_FILE_BYTES) for path in skill.list_resources()} == canvas_files()
 
 
-def test_a_registry_of_the_schema_before_revisions_is_moved_into_the_new_tables(url: str) -> None:
-    engine = sa.create_engine(url)
+def test_a_registry_of_the_schema_before_revisions_is_moved_into_the_new_tables(registry_url: str) -> None:
+    engine = sa.create_engine(registry_url)
     old = sa.MetaData()
     skills = sa.Table(
         'skillshelf_skills',
@@ -185,7 +177,7 @@ def test_a_registry_of_the_schema_before_revisions_is_moved_into_the_new_tables(
         connection.execute(skills.insert(), [{**row, 'body_start': '', 'text': skill_md(row['name'])} for row in many])
     engine.dispose()
 
-    registry = SkillRegistry(url)
+    registry = SkillRegistry(registry_url)
     assert registry.current_version() == 5
     entries = [(e.name, e.revision, e.version, e.files, e.published_at) for e in registry.catalog()]
     assert len(entries) == 452  # copied page by page
@@ -193,7 +185,7 @@ def test_a_registry_of_the_schema_before_revisions_is_moved_into_the_new_tables(
         ('deploy', 1, 3, 1, None),
         ('notes', 1, 5, 0, None),
     ]
-    worker = Skills[None](sources=[SkillRegistry(url)])
+    worker = Skills[None](sources=[SkillRegistry(registry_url)])
     assert 'deploy body.' in loaded(worker, 'deploy')
     assert worker.library.skills['deploy'].content.read_bytes('logo.png', 100) == b'\x89PNG\x00\x01'
     with registry.engine.connect() as connection:
@@ -204,4 +196,4 @@ def test_a_registry_of_the_schema_before_revisions_is_moved_into_the_new_tables(
     with pytest.raises(
         SkillError, match=r'written by a newer skillshelf \(registry schema 3; this one reads schema 2\)'
     ):
-        SkillRegistry(url)
+        SkillRegistry(registry_url)

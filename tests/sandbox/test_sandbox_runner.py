@@ -18,9 +18,11 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
+import uuid
 import warnings
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,7 @@ from skillshelf.sandbox import WorkspaceDeletedError, WorkspaceFullError
 from skillshelf.sandbox.sandbox import SandboxWorkspace
 
 from reliability.ledger import case
-from sandbox_support import needs_bwrap, processes_of
+from sandbox_support import needs_bwrap, processes_naming, processes_of
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
 
@@ -55,10 +57,19 @@ with open('bottom.txt', 'w') as file:
 print('made', {DEPTH}, 'levels')
 """
 DETACH = """import subprocess, sys, time
-subprocess.Popen(['sh', '-c', 'sleep 4; echo escaped > escaped.txt'], start_new_session=True)
+# A child in a session of its own, named by the test's marker (the script's argument) so the test finds it on the
+# host; the script says so only once the child says it runs, so the time limit always finds it there.
+child = subprocess.Popen(
+    [sys.executable, '-c', 'import time; print("running", flush=True); time.sleep(3600)', sys.argv[1]],
+    stdout=subprocess.PIPE, start_new_session=True,
+)
+assert child.stdout is not None and child.stdout.readline() == b'running\\n'
 print('detached a child', flush=True)
 time.sleep(3600)
 """
+DETACH_LIMIT = 5
+"""Seconds: several times the slowest start of the script and its child seen with a core kept busy (1.6 s from the
+start of the run), since a limit reached before the child runs would test nothing."""
 HELLO = 'import sys\nprint("hello from", sys.version_info[0])\n'
 SCRIPTS = {'deep.py': DEEP, 'detach.py': DETACH, 'hello.py': HELLO}
 
@@ -73,8 +84,8 @@ def run(capabilities: list[AbstractCapability[Any]], *steps: list[Any]) -> Any:
     return Agent(model.model(), capabilities=capabilities).run_sync('go')
 
 
-def script(name: str) -> list[Any]:
-    return [call('run_skill_script', name='tool-kit', script=f'scripts/{name}', args=[])]
+def script(name: str, *args: str) -> list[Any]:
+    return [call('run_skill_script', name='tool-kit', script=f'scripts/{name}', args=list(args))]
 
 
 async def test_deleting_a_workspace_of_200k_files_does_not_hold_up_the_event_loop(tmp_path: Path) -> None:
@@ -171,29 +182,35 @@ async def test_a_full_workspace_can_still_be_listed_read_and_cleaned(tmp_path: P
 
 def test_the_time_limit_holds_a_child_in_its_own_session_and_says_so_truly(tmp_path: Path) -> None:
     sandbox = SkillSandbox(tmp_path / 'ws')
-    skills = Skills(library(tmp_path), scripts=True, script_limits=ScriptLimits(timeout=2))
-    result = run([sandbox, skills], script('detach.py'))
+    skills = Skills(library(tmp_path), scripts=True, script_limits=ScriptLimits(timeout=DETACH_LIMIT))
+    marker = f'detached-child-{uuid.uuid4().hex}'
+    result = run([sandbox, skills], script('detach.py', marker))
     [reply] = tool_returns(result.all_messages(), 'run_skill_script')
     assert reply.startswith(
-        'scripts/detach.py was stopped after 2 s: it reached the time limit, and every process it started was killed'
+        f'scripts/detach.py was stopped after {DETACH_LIMIT} s: it reached the time limit, and every process it '
+        'started was killed'
     ), reply
+    assert reply.endswith('Output:\ndetached a child'), f'the limit came before the child ran: {reply}'
+    assert processes_naming(marker) == []  # the run returns only once they are gone: no waiting here
     folder = sandbox.folder(result.response.workspace_ref)
     assert folder is not None
-    uid = folder.stat().st_uid
     if os.geteuid() == 0:  # the workspace's own user: nothing of it runs on the host any more
-        assert processes_of(uid) == []
-    else:
-        time.sleep(5)  # the child would have written by now
-    assert not (folder / 'escaped.txt').exists()
+        assert processes_of(folder.stat().st_uid) == []
     case(AREA, 'a skill script starts a child in a session of its own (setsid), then runs past its time limit', reply)
 
 
 def test_a_local_workspace_is_not_said_to_have_killed_every_process(tmp_path: Path) -> None:
     (tmp_path / 'work').mkdir()
-    skills = Skills(library(tmp_path), scripts=True, script_approval=False, script_limits=ScriptLimits(timeout=2))
-    result = run([LocalWorkspace(tmp_path / 'work'), skills], script('detach.py'))
+    limits = ScriptLimits(timeout=DETACH_LIMIT)
+    skills = Skills(library(tmp_path), scripts=True, script_approval=False, script_limits=limits)
+    marker = f'detached-child-{uuid.uuid4().hex}'
+    result = run([LocalWorkspace(tmp_path / 'work'), skills], script('detach.py', marker))
     [reply] = tool_returns(result.all_messages(), 'run_skill_script')
-    subprocess.run(['pkill', '-f', 'sleep 4; echo escaped'], check=False)  # the child the workspace left running
+    left = processes_naming(marker)  # the child the workspace left running, and only this test's
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert reply.endswith('Output:\ndetached a child'), f'the limit came before the child ran: {reply}'
+    assert left, 'the child was not left running, so the message tested nothing'
     assert 'every process it started was killed' not in reply
     assert 'may still be running' in reply, reply
     case(AREA, "a script's setsid child under pydantic-ai's LocalWorkspace, past the time limit", reply)

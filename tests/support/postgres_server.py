@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ('postgres_database', 'postgres_url')
+__all__ = ('postgres_database', 'postgres_url', 'registry_url')
 
 
 def _binaries() -> Path | None:
@@ -104,6 +104,15 @@ def postgres_database(postgres_url: str) -> Iterator[str]:
         with admin.connect() as connection:
             connection.execute(sa.text(f'DROP DATABASE {name} WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(params=['sqlite', 'postgresql'])
+def registry_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty registry database, once per engine: a SQLite file, or a new database on the session's PostgreSQL
+    server (skipped, with the reason, when no server starts)."""
+    if request.param == 'sqlite':
+        return f'sqlite:///{tmp_path / "skills.db"}'
+    return request.getfixturevalue('postgres_database')
 
 
 def _has_user(name: str) -> bool:

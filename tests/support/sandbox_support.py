@@ -46,6 +46,20 @@ def processes_of(uid: int) -> list[str]:
     return found
 
 
+def processes_naming(marker: str) -> list[int]:
+    """The ids of the host's processes with `marker` in their command line (those of every PID namespace: the host
+    sees them all), to find one test's own processes whatever user runs them."""
+    found: list[int] = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                if marker.encode() in Path(f'/proc/{entry}/cmdline').read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
 @dataclass(frozen=True)
 class HostUser:
     """A Unix user of the host, made for one test."""

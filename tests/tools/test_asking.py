@@ -22,6 +22,7 @@ from pydantic_ai.capabilities import AbstractCapability, HandleDeferredToolCalls
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, RunContext
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
+from warnings_said import said
 
 from skillshelf import GitSource, Skills, SkillSandbox, SkillWarning
 from skillshelf.capability.isolation import isolates
@@ -73,7 +74,7 @@ def test_on_the_host_with_no_one_to_ask_a_command_is_refused_and_the_run_goes_on
     model = Script([[call('run_command', command='echo hi > made.txt')]])
     with pytest.warns(SkillWarning, match='`run_command` will be refused: the run works in pydantic-ai') as warned:
         agent = Agent(model.model(), capabilities=[host(tmp_path), Skills(library(tmp_path), file_tools=True)])
-    assert 'give the agent a `HandleDeferredToolCalls` or `RequestInput` capability' in str(warned[0].message)
+    assert 'give the agent a `HandleDeferredToolCalls` or `RequestInput` capability' in said(warned)[0]
     result = agent.run_sync('make a file')
     assert result.output == 'done'
     [refusal] = tool_returns(result.all_messages(), 'run_command')
