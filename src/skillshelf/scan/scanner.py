@@ -21,7 +21,7 @@ from .parts import Part, file_parts, language_of
 from .prompt_rules import hidden_instructions, override_instructions
 from .python_rules import python_findings
 from .script_rules import javascript_findings, powershell_findings
-from .shell_rules import Hit, Where, shell_findings
+from .shell_rules import Hit, Language, Where, shell_findings
 from .unicode_rules import hidden_characters
 from .vocabulary import urls_in
 
@@ -173,10 +173,13 @@ def _scan_text(path: str, text: str) -> list[Hit]:
 
 def _part_hits(part: Part, where: Where) -> list[Hit]:
     def shell(code: str, line: int) -> list[Hit]:
-        return shell_findings(code, line, where, python)
+        return shell_findings(code, line, where, embedded)
 
-    def python(code: str, line: int, _where: Where) -> list[Hit]:
+    def python(code: str, line: int) -> list[Hit]:
         return python_findings(code, line, shell)
+
+    def embedded(language: Language, code: str, line: int) -> list[Hit]:
+        return python(code, line) if language == 'python' else javascript_findings(code, line, shell)
 
     if part.kind in ('prose', 'comment'):
         comment = part.kind == 'comment'
@@ -203,7 +206,7 @@ def _part_hits(part: Part, where: Where) -> list[Hit]:
             if hit[1] not in ('destructive', 'persistence', 'other-skills') and (hit[1] != 'remote-code' or named_url)
         ]
     if part.kind == 'python':
-        return python(part.text, part.line, where)
+        return python(part.text, part.line)
     if part.kind == 'javascript':
         return javascript_findings(part.text, part.line, shell)
     if part.kind == 'powershell':

@@ -36,8 +36,21 @@ from .vocabulary import (
 __all__ = ('Hit', 'Where', 'shell_findings')
 
 Where = Literal['script', 'markdown']
-EmbeddedPython = Callable[[str, int, Where], list[Hit]]
-"""The Python rules, for code run with `python -c` (passed in, so the two rule modules need not import each other)."""
+Language = Literal['python', 'javascript']
+EmbeddedCode = Callable[[Language, str, int], list[Hit]]
+"""The rules of another language, for code an interpreter is given on its command line (`python -c`, `node -e`) or
+as a here-document (passed in, so the rule modules need not import each other)."""
+_LANGUAGES: dict[str, Language] = {
+    'node': 'javascript',
+    'nodejs': 'javascript',
+    'deno': 'javascript',
+    'bun': 'javascript',
+}
+_CODE_FLAGS: dict[Language, tuple[str, ...]] = {
+    'python': ('-c',),
+    'javascript': ('-e', '--eval', '-p', '--print'),
+}
+"""The flags whose next word is code, by language (`deno eval` and `bun -e` included)."""
 
 _PRECIOUS = re.compile(  # folders whose deletion loses a machine or a user's files, not a build's
     r'^(?:/|~|\$\{?HOME\}?|/(?:home|root|etc|usr|var|boot|bin|sbin|lib|lib64|opt|System|Users|Library|srv)|[A-Za-z]:\\?)$'
@@ -62,7 +75,7 @@ class _Text:
     """What one text does across its lines: files it downloads or decodes, credential reads, sends."""
 
     where: Where
-    python: EmbeddedPython | None
+    embedded: EmbeddedCode | None
     hits: list[Hit] = field(default_factory=list[Hit])
     fetched: dict[str, tuple[int, list[str]]] = field(default_factory=dict[str, tuple[int, list[str]]])
     """A file written by a download or a decoder → the line and the URLs (none for a decoded payload)."""
@@ -72,15 +85,15 @@ class _Text:
     """The first line that sends data to another machine (0: none)."""
 
 
-def shell_findings(text: str, first_line: int, where: Where, python: EmbeddedPython | None = None) -> list[Hit]:
+def shell_findings(text: str, first_line: int, where: Where, embedded: EmbeddedCode | None = None) -> list[Hit]:
     """The command rules' findings in the shell text `text`, which starts on line `first_line` of its file."""
     if not worth_reading(text):
         return []
-    state = _Text(where, python)
+    state = _Text(where, embedded)
     for number, tokens in command_lines(_worth_parsing(text)):
         _line(state, tokens, first_line + number - 1, 0)
-    if state.python is not None and '<<' in text:
-        _python_fed_in(state, text, first_line)
+    if embedded is not None and '<<' in text:
+        _code_fed_in(state, embedded, text, first_line)
     for match in _FORK_BOMB.finditer(text) if ':(' in text else ():
         state.hits.append(
             (
@@ -111,9 +124,9 @@ def shell_findings(text: str, first_line: int, where: Where, python: EmbeddedPyt
     return state.hits
 
 
-def _python_fed_in(state: _Text, text: str, first_line: int) -> None:
-    """Python given to an interpreter as a here-document (`python3 - <<'EOF'`, `cat <<EOF | python3`): the shell
-    parser skips the document, so the Python rules read it, as they read `python -c` code."""
+def _code_fed_in(state: _Text, embedded: EmbeddedCode, text: str, first_line: int) -> None:
+    """Code given to an interpreter as a here-document (`python3 - <<'EOF'`, `cat <<EOF | node`): the shell parser
+    skips the document, so the rules of its language read it, as they read `python -c` code."""
     lines = text.split('\n')
     index = 0
     while index < len(lines):
@@ -126,11 +139,17 @@ def _python_fed_in(state: _Text, text: str, first_line: int) -> None:
             index += 1
         words = split_words(line[: opened.start()] + line[opened.end() :].lstrip('\'"'))
         stages = [Stage(stage) for pipeline in pipelines(words or []) for stage in pipeline]
-        if state.python is not None and any(
-            stage.runs_input and stage.program.startswith('python') for stage in stages
-        ):
-            state.hits.extend(state.python('\n'.join(lines[start:index]), first_line + start, state.where))
+        languages: set[Language] = {
+            language for stage in stages if stage.runs_input and (language := language_of(stage.program)) is not None
+        }
+        for language in sorted(languages):
+            state.hits.extend(embedded(language, '\n'.join(lines[start:index]), first_line + start))
         index += 1
+
+
+def language_of(program: str) -> Language | None:
+    """The language `program` runs, among those with rules of their own (`python3.12`, `node`)."""
+    return 'python' if program.startswith('python') else _LANGUAGES.get(program)
 
 
 def _worth_parsing(text: str) -> str:
@@ -227,13 +246,14 @@ def _substituted(state: _Text, stage: Stage, line: int, depth: int) -> None:
             )
         _line(state, words, line, depth + 1)
     flags = stage.args
+    language = language_of(stage.program)
     for position, arg in enumerate(flags[:-1]):
-        if arg not in ('-c', '-e', '--eval', '-Command') or depth > 3:
-            continue
+        if depth > 3:
+            break
         code = flags[position + 1]
-        if stage.program.startswith('python') and state.python is not None:
-            state.hits.extend(state.python(code, line, state.where))
-        elif stage.program in ('sh', 'bash', 'zsh', 'dash', 'ksh') and (words := split_words(code)) is not None:
+        if language is not None and arg in _CODE_FLAGS[language] and state.embedded is not None:
+            state.hits.extend(state.embedded(language, code, line))
+        elif arg == '-c' and stage.program in ('sh', 'bash', 'zsh', 'dash', 'ksh') and (words := split_words(code)):
             _line(state, words, line, depth + 1)
 
 
