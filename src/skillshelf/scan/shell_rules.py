@@ -33,7 +33,7 @@ from .vocabulary import (
     worth_reading,
 )
 
-__all__ = ('Hit', 'Where', 'shell_findings')
+__all__ = ('EmbeddedCode', 'Hit', 'Language', 'Where', 'shell_findings')
 
 Where = Literal['script', 'markdown']
 Language = Literal['python', 'javascript']
@@ -50,7 +50,7 @@ _CODE_FLAGS: dict[Language, tuple[str, ...]] = {
     'python': ('-c',),
     'javascript': ('-e', '--eval', '-p', '--print'),
 }
-"""The flags whose next word is code, by language (`deno eval` and `bun -e` included)."""
+"""The flags whose next word is code, by language (`python -c`, `node -e`, `bun --eval`)."""
 
 _PRECIOUS = re.compile(  # folders whose deletion loses a machine or a user's files, not a build's
     r'^(?:/|~|\$\{?HOME\}?|/(?:home|root|etc|usr|var|boot|bin|sbin|lib|lib64|opt|System|Users|Library|srv)|[A-Za-z]:\\?)$'
@@ -140,14 +140,14 @@ def _code_fed_in(state: _Text, embedded: EmbeddedCode, text: str, first_line: in
         words = split_words(line[: opened.start()] + line[opened.end() :].lstrip('\'"'))
         stages = [Stage(stage) for pipeline in pipelines(words or []) for stage in pipeline]
         languages: set[Language] = {
-            language for stage in stages if stage.runs_input and (language := language_of(stage.program)) is not None
+            language for stage in stages if stage.runs_input and (language := _language_of(stage.program)) is not None
         }
         for language in sorted(languages):
             state.hits.extend(embedded(language, '\n'.join(lines[start:index]), first_line + start))
         index += 1
 
 
-def language_of(program: str) -> Language | None:
+def _language_of(program: str) -> Language | None:
     """The language `program` runs, among those with rules of their own (`python3.12`, `node`)."""
     return 'python' if program.startswith('python') else _LANGUAGES.get(program)
 
@@ -246,7 +246,7 @@ def _substituted(state: _Text, stage: Stage, line: int, depth: int) -> None:
             )
         _line(state, words, line, depth + 1)
     flags = stage.args
-    language = language_of(stage.program)
+    language = _language_of(stage.program)
     for position, arg in enumerate(flags[:-1]):
         if depth > 3:
             break
