@@ -17,7 +17,6 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from warnings_said import said
 
 from skillshelf import LibraryOptions, Skill, SkillConflictError, SkillLibrary, Skills
 
@@ -25,6 +24,7 @@ from folder_swaps import delete, swap_for_another_folder, swap_for_outside_link,
 from reliability.ledger import case
 from scripted_model import tool_returns
 from skill_files import write_skill
+from warnings_said import said
 
 SECRET = 'TOP-SECRET-9911'
 

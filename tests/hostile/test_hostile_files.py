@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from warnings_said import said
 
 from skillshelf import LibraryOptions, Skill, SkillError, SkillFormatError, SkillLibrary, Skills, SkillWarning
 from skillshelf.markdown.frontmatter import MAX_FRONTMATTER_BYTES, MAX_SKILL_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
@@ -31,6 +30,7 @@ from hang_detector import finishes
 from reliability.ledger import case, example
 from scripted_model import Script, call, tool_returns
 from skill_files import skill_md, write_skill
+from warnings_said import said
 
 AREA = 'Skill files'
 PROPERTY_SETTINGS = settings(

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from warnings_said import said
 
 from skillshelf import Skills
 
 from hang_detector import finishes
 from reliability.ledger import example
+from warnings_said import said
 
 HANG_SECONDS = 20
 """Not a speed test: a parse that is still running after this long is stuck (the inputs are at most a few KB)."""

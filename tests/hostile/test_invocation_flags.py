@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ToolCallPart
-from warnings_said import said
 
 from skillshelf import Skill, Skills, SkillWarning
 from skillshelf.authoring.lint import lint_folder
@@ -27,6 +26,7 @@ from skillshelf.markdown.flags import read_flag
 from reliability.ledger import case
 from scripted_model import NO_CATALOG, Script, call, tool_returns
 from skill_files import write_skill
+from warnings_said import said
 
 AREA = 'Skill files'
 TRUTHY = ['"true"', '1', '"yes"', '"on"', 'True', 'YES', '"1"', "'On'"]

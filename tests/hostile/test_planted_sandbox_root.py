@@ -24,7 +24,6 @@ from pathlib import Path
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.workspaces import WorkspaceRef
-from warnings_said import said
 
 from skillshelf import Skills, SkillSandbox
 from skillshelf.sandbox import PROVIDER, SandboxRootError, SandboxWorkspace, UnsafeWorkspaceError
@@ -33,6 +32,7 @@ from reliability.ledger import case
 from sandbox_support import HostUser, needs_bwrap, second_user, second_user_problem
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
+from warnings_said import said
 
 pytestmark = needs_bwrap
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 import yaml
-from warnings_said import said
 
 from skillshelf import LibraryOptions, Skill, SkillFormatError, SkillLibrary, SkillWarning
 from skillshelf.authoring.lint import Finding, lint_folder
@@ -32,6 +31,7 @@ from skillshelf.sources.directory import discover
 from hang_detector import finishes
 from reliability.ledger import case
 from skill_files import write_skill
+from warnings_said import said
 
 AREA = 'Skill files'
 

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage
-from warnings_said import said
 
 from skillshelf import PackageSource, Skills, SkillWarning
 from skillshelf.capability.arguments import MAX_ADDED_CHARACTERS
@@ -32,6 +31,7 @@ from hang_detector import finishes
 from reliability.ledger import case
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
+from warnings_said import said
 
 SPACES = 200_000
 """A run of spaces where the old prompt pattern took about 200 s (it took 8 s at 40,000, growing as the square)."""

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from git_http import TOKEN, USER, GitServer, bare_repository, git_server
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -30,6 +29,7 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 from skillshelf import GitSource, LibraryOptions, SkillError, SkillLibrary, Skills
 from skillshelf.sources.git import redacted_url
 
+from git_http import TOKEN, USER, GitServer, bare_repository, git_server
 from reliability.ledger import case
 from repo_paths import REPO
 from scripted_model import NO_CATALOG, Script, call, tool_returns

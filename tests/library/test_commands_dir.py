@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
-from warnings_said import said
 
 from skillshelf import LibraryOptions, SkillLibrary, Skills
 from skillshelf.files import ReadPolicy
@@ -20,6 +19,7 @@ from skillshelf.sources.commands import MAX_COMMAND_DEPTH, discover_commands
 
 from hang_detector import finishes
 from scripted_model import Script, call, tool_returns
+from warnings_said import said
 
 FIX_ISSUE = """\
 ---

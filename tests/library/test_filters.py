@@ -11,13 +11,13 @@ from typing import TypeVar
 import pytest
 from pydantic_ai import Agent, Tool
 from pydantic_ai.messages import TextPart
-from warnings_said import said
 
 from skillshelf import LibraryOptions, Skill, SkillError, SkillLibrary, Skills
 from skillshelf.library.locations import standard_directories
 
 from scripted_model import SMALL, Script, call, tool_returns
 from skill_files import write_library, write_skill
+from warnings_said import said
 
 T = TypeVar('T')
 

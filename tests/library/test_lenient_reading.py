@@ -17,7 +17,6 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 from typer.testing import CliRunner
-from warnings_said import said
 
 from skillshelf import (
     GitSource,
@@ -38,6 +37,7 @@ from skillshelf.capability.invocation import parse_invocation
 from skillshelf.markdown.schema import split_tool_patterns
 
 from scripted_model import Script, call, tool_returns
+from warnings_said import said
 
 
 def write(root: Path, folder: str, frontmatter: str, body: str = 'Follow the steps.') -> Path:

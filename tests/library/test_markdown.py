@@ -11,7 +11,6 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from inline_snapshot import snapshot
-from warnings_said import said
 
 import skillshelf.files
 from skillshelf import (
@@ -27,6 +26,7 @@ from skillshelf.markdown import guarded_yaml
 from skillshelf.markdown.frontmatter import read_body, read_frontmatter
 
 from skill_files import dedented, write_skill
+from warnings_said import said
 
 
 def test_every_known_field_and_unknown_fields_are_kept(tmp_path: Path) -> None:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from warnings_said import said
 
 from skillshelf import LibraryOptions, Skill, SkillLibrary, Skills, SkillWarning
 
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
+from warnings_said import said
 
 
 def manifest(folder: Path, data: dict[str, Any], name: str = 'plugin.json') -> None:

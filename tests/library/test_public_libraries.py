@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
-from warnings_said import said
 
 from skillshelf import GitSource, LibraryOptions, SkillError, SkillFormatWarning, SkillLibrary, Skills
 
 from scripted_model import Script, call, tool_returns
+from warnings_said import said
 
 LONG_DESCRIPTION = (
     'Reference for building with the Example API and SDK: model ids, prices, parameters, streaming, tool use,\n'

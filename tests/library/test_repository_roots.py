@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
-from warnings_said import said
 
 from skillshelf import LibraryOptions, SkillLibrary, SkillWarning
 from skillshelf.authoring.cli.app import app
 
 from skill_files import write_skill
+from warnings_said import said
 
 LONG_NAME = 'writes-commit-messages-in-the-conventional-commits-style'
 

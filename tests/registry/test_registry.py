@@ -14,7 +14,6 @@ import sqlalchemy as sa
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
 from sqlalchemy import event
-from warnings_said import said
 
 from skillshelf import SkillError, SkillFormatError, Skills, SkillWarning
 from skillshelf.capability.meta_tools import MAX_PAGE_CHARACTERS
@@ -26,6 +25,7 @@ from binary_skills import CANVAS, canvas_files, png, write_canvas
 from reliability.ledger import case
 from scripted_model import Script, call, tool_returns
 from skill_files import skill_md, write_skill
+from warnings_said import said
 
 
 def run(capability: Skills[Any], *steps: list[object]) -> list[object]:

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from warnings_said import said
 
 from repo_paths import python_path_with_support
 from sandbox_support import needs_bwrap
+from warnings_said import said
 
 
 class Worker:

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
-from warnings_said import said
 
 from skillshelf import SandboxLimits, ScriptLimits, SkillError, Skills, SkillSandbox, SkillWarning
 
 from sandbox_support import needs_bwrap
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
+from warnings_said import said
 
 LIMITS = """import resource
 print(*(resource.getrlimit(getattr(resource, name))[0] for name in ('RLIMIT_NPROC', 'RLIMIT_AS', 'RLIMIT_FSIZE')))

@@ -22,7 +22,6 @@ from pydantic_ai.capabilities import AbstractCapability, HandleDeferredToolCalls
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, RunContext
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace
-from warnings_said import said
 
 from skillshelf import GitSource, Skills, SkillSandbox, SkillWarning
 from skillshelf.capability.isolation import isolates
@@ -32,6 +31,7 @@ from reliability.ledger import case
 from sandbox_support import BWRAP_PROBLEM, needs_bwrap
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
+from warnings_said import said
 
 HOST_REFUSAL = 'Not run: this command needs approval, and no one can give it here: the workspace is the machine'
 SCRIPT_REFUSAL = 'Not run: this script run needs approval, and no one can give it here'

@@ -19,7 +19,6 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, LocalWorkspace
 from pydantic_ai.messages import TextPart
 from pydantic_ai.workspaces import LocalWorkspaceBackend, Workspace, WorkspaceBackend, WorkspaceRef, WrapperWorkspace
-from warnings_said import said
 
 from skillshelf import ScriptLimits, Skill, SkillError, Skills, SkillSandbox, SkillWarning
 
@@ -28,6 +27,7 @@ from repo_paths import REPO
 from sandbox_support import needs_bwrap
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
+from warnings_said import said
 
 SECRET = 'SSH-PRIVATE-KEY-5531'
 

@@ -22,7 +22,6 @@ from pydantic_ai.messages import TextPart
 from pydantic_ai.workspaces import Workspace
 from test_document_workflows import fillable_form, form_values
 from typer.testing import CliRunner
-from warnings_said import said
 
 from skillshelf import Skills, SkillSandbox, SkillWarning
 from skillshelf.authoring.cli.app import app
@@ -32,6 +31,7 @@ from document_places import SKILLS
 from sandbox_support import BWRAP_PROBLEM
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
+from warnings_said import said
 
 WHERE_PY = 'import sys, pypdf\nprint(sys.prefix)\nprint(pypdf.__file__)\n'
 WHERE_JS = "console.log(require.resolve('pptxgenjs'));\n"
