@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import subprocess
 import zipfile
 from collections.abc import Hashable
 from pathlib import Path
@@ -14,7 +13,6 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
-from warnings_said import said
 
 from skillshelf import (
     DirectorySource,
@@ -36,9 +34,11 @@ from skillshelf import (
 from skillshelf.capability.meta_tools import MAX_PAGE_CHARACTERS
 from skillshelf.content import MAX_RESOURCE_BYTES
 
+from git_repos import commit, git, init_repository
 from reliability.ledger import case
 from scripted_model import Script, call, tool_returns
 from skill_files import skill_md, write_skill
+from warnings_said import said
 
 
 def run_load(capability: Skills[Any], name: str, resource: str | None = None) -> list[object]:
@@ -260,18 +260,9 @@ def test_entry_points_make_pip_install_enough(tmp_path: Path, monkeypatch: pytes
 # --- git
 
 
-def git(*arguments: str, cwd: Path) -> str:
-    return subprocess.run(['git', *arguments], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
 def make_repository(path: Path) -> Path:
-    path.mkdir()
-    git('init', '-q', '-b', 'main', cwd=path)
-    git('config', 'user.email', 'test@example.com', cwd=path)
-    git('config', 'user.name', 'Test', cwd=path)
-    write_skill(path, 'deploy', 'Version one.')
-    git('add', '.', cwd=path)
-    git('commit', '-q', '-m', 'one', cwd=path)
+    write_skill(init_repository(path), 'deploy', 'Version one.')
+    commit(path, 'one')
     git('tag', 'v1', cwd=path)
     return path
 

@@ -6,28 +6,18 @@ the fetch itself (`wait_for_sync`)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import warnings
 from pathlib import Path
 
 import pytest
-from warnings_said import said
 
 from skillshelf import GitSource, LibraryOptions, SkillError, SkillLibrary
 from skillshelf.library.source_spec import resolve_sources
 from skillshelf.lock import LockEntry, Lockfile, file_digests, skill_digest
 
+from git_repos import commit, git, init_repository
 from skill_files import skill_md, write_skill
-
-
-def git(*arguments: str, cwd: Path) -> str:
-    return subprocess.run(['git', *arguments], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def commit(repository: Path, message: str) -> str:
-    git('add', '.', cwd=repository)
-    git('commit', '-q', '-m', message, cwd=repository)
-    return git('rev-parse', 'HEAD', cwd=repository)
+from warnings_said import said
 
 
 @pytest.fixture
@@ -35,9 +25,7 @@ def repository(tmp_path: Path) -> Path:
     path = tmp_path / 'repo'
     write_skill(path / 'skills', 'deploy', 'Run scripts/deploy.sh.', files={'scripts/deploy.sh': 'echo one\n'})
     write_skill(path / 'skills', 'notes', 'Take notes.')
-    git('init', '-q', '-b', 'main', cwd=path)
-    git('config', 'user.email', 'test@example.com', cwd=path)
-    git('config', 'user.name', 'Test', cwd=path)
+    init_repository(path)
     commit(path, 'one')
     return path
 

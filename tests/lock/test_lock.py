@@ -14,14 +14,15 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import TextPart
-from warnings_said import said
 
 from skillshelf import GitSource, LibraryOptions, Skill, SkillError, SkillLibrary, Skills, SkillWarning
 from skillshelf.lock import LockEntry, Lockfile, file_digests, read_lock, skill_digest
 
+from git_repos import commit, git, init_repository
 from sandbox_support import needs_bwrap
 from scripted_model import Script, call, tool_returns
 from skill_files import skill_md, write_skill
+from warnings_said import said
 
 
 def lock_of(library: SkillLibrary, path: Path) -> Path:
@@ -190,17 +191,9 @@ def test_an_agent_run_does_not_see_a_refused_skill_and_load_skill_says_why(tmp_p
 # --- git and registry sources
 
 
-def git(*arguments: str, cwd: Path) -> str:
-    return subprocess.run(['git', *arguments], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
 def make_repository(path: Path) -> Path:
-    write_two(path / 'skills')
-    git('init', '-q', '-b', 'main', cwd=path)
-    git('config', 'user.email', 'test@example.com', cwd=path)
-    git('config', 'user.name', 'Test', cwd=path)
-    git('add', '.', cwd=path)
-    git('commit', '-q', '-m', 'one', cwd=path)
+    write_two(init_repository(path) / 'skills')
+    commit(path, 'one')
     return path
 
 

@@ -4,7 +4,6 @@ exit codes for CI, and what an update changes (skills, files, unified diffs wher
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from typer.testing import CliRunner, Result
 from skillshelf import Skills, SkillWarning
 from skillshelf.authoring.cli.app import app
 
+from git_repos import commit, git, init_repository
 from skill_files import skill_md, write_skill
 
 runner = CliRunner(env={'COLUMNS': '200', 'NO_COLOR': '1'})
@@ -75,20 +75,11 @@ def test_check_without_a_lock_file_and_a_bad_source_exit_1(tmp_path: Path) -> No
     assert 'is not valid JSON' in bad.stderr
 
 
-def git(*arguments: str, cwd: Path) -> str:
-    return subprocess.run(['git', *arguments], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
 @pytest.mark.usefixtures('cache_dir')
 def test_diff_of_a_git_source_shows_the_commits_and_a_unified_diff(tmp_path: Path) -> None:
-    repository = tmp_path / 'repo'
+    repository = init_repository(tmp_path / 'repo')
     write_two(repository / 'skills')
-    git('init', '-q', '-b', 'main', cwd=repository)
-    git('config', 'user.email', 'test@example.com', cwd=repository)
-    git('config', 'user.name', 'Test', cwd=repository)
-    git('add', '.', cwd=repository)
-    git('commit', '-q', '-m', 'one', cwd=repository)
-    first = git('rev-parse', 'HEAD', cwd=repository)
+    first = commit(repository, 'one')
     source, lock = json.dumps({'git': str(repository), 'ref': 'main'}), tmp_path / 'skills.lock'
     assert run('lock', '--source', source, '-o', lock).exit_code == 0
     entry = json.loads(lock.read_text(encoding='utf-8'))['skills']['deploy']
@@ -96,9 +87,7 @@ def test_diff_of_a_git_source_shows_the_commits_and_a_unified_diff(tmp_path: Pat
 
     (repository / 'skills' / 'deploy' / 'scripts' / 'deploy.sh').write_text('echo deploying?\n', encoding='utf-8')
     write_skill(repository / 'skills', 'newcomer', 'Brand new.')
-    git('add', '.', cwd=repository)
-    git('commit', '-q', '-m', 'two', cwd=repository)
-    second = git('rev-parse', 'HEAD', cwd=repository)
+    second = commit(repository, 'two')
 
     shown = run('diff', '--source', source, '--lock', lock)
     assert shown.exit_code == 0, shown.output
@@ -119,8 +108,7 @@ def test_diff_of_a_git_source_shows_the_commits_and_a_unified_diff(tmp_path: Pat
 
     assert run('lock', '--source', source, '-o', lock, '--update').exit_code == 0
     (repository / 'README.md').write_text('Our skills.\n', encoding='utf-8')
-    git('add', '.', cwd=repository)
-    git('commit', '-q', '-m', 'readme', cwd=repository)
+    commit(repository, 'readme')
     assert run('lock', '--source', source, '-o', lock, '--check').exit_code == 0  # the skills are as locked
     moved = run('lock', '--source', source, '-o', lock, '--update')
     assert moved.stdout == f'{lock} has its revisions updated: 3 skills, as locked\n'
