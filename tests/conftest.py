@@ -14,6 +14,7 @@ from postgres_server import (  # noqa: F401  (one throwaway server for the sessi
     postgres_url,
     registry_url,
 )
+from sandbox_support import intruder  # noqa: F401  (a second Unix user, for the hostile tests)
 from scripted_model import Script
 from skill_fixtures import forecast_calls
 

@@ -29,7 +29,7 @@ from skillshelf import Skills, SkillSandbox
 from skillshelf.sandbox import PROVIDER, SandboxRootError, SandboxWorkspace, UnsafeWorkspaceError
 
 from reliability.ledger import case
-from sandbox_support import HostUser, needs_bwrap, second_user, second_user_problem
+from sandbox_support import HostUser, needs_bwrap
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
 from warnings_said import said
@@ -41,14 +41,6 @@ MARK = "import os\nopen('who.txt', 'w').write(str(os.getuid()))\nprint('ran as',
 """The script a run tries: it leaves `who.txt`, naming its user, wherever its workspace really is."""
 PLANTED = 'ab' * 16
 """The id of a workspace planted by hand."""
-
-
-@pytest.fixture
-def intruder() -> Iterator[HostUser]:
-    if (problem := second_user_problem()) is not None:
-        pytest.skip(problem)
-    with second_user() as user:
-        yield user
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from skillshelf.sandbox import SandboxRootError, uids
 from skillshelf.sandbox.private import PrivateFolder
 
 from reliability.ledger import case
-from sandbox_support import HostUser, needs_bwrap, processes_of, second_user, second_user_problem
+from sandbox_support import HostUser, needs_bwrap, processes_of
 
 pytestmark = [
     needs_bwrap,
@@ -98,14 +98,6 @@ async def test_two_roots_give_different_uids_and_one_holding_its_processes_does_
         f'user ids {uid_a:,} and {uid_b:,}; the first holds {processes} processes (fork refused: {refused}); '
         f'the second forks 3 children: exit {forked.exit_code}, {forked.stdout.strip()!r}',
     )
-
-
-@pytest.fixture
-def intruder() -> Iterator[HostUser]:
-    if (problem := second_user_problem()) is not None:
-        pytest.skip(problem)
-    with second_user() as user:
-        yield user
 
 
 @pytest.fixture

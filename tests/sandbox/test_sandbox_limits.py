@@ -31,7 +31,7 @@ from skillshelf import SandboxLimits, ScriptLimits, Skills, SkillSandbox
 
 from reliability.ledger import case, figure
 from repo_paths import REPO
-from sandbox_support import needs_bwrap
+from sandbox_support import needs_bwrap, python_for_nobody
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
 
@@ -315,11 +315,7 @@ def reachable_by_everyone() -> Iterator[None]:
 
 @pytest.mark.usefixtures('reachable_by_everyone')
 def test_an_agent_not_running_as_root_keeps_each_commands_process_count_apart(shared_folder: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip('runs the agent as another user, which needs root')
-    python = shutil.which('python3', path='/usr/bin')
-    if python is None:
-        pytest.skip('no system python3 that `nobody` may run')
+    python = python_for_nobody('runs the agent as another user')
     library(shared_folder)
     for path in [shared_folder, *shared_folder.rglob('*')]:
         os.chown(path, NOBODY, NOBODY)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +27,7 @@ from skillshelf import SandboxLimits, ScriptLimits, Skills, SkillSandbox
 from skillshelf.sandbox import memory, seccomp
 
 from reliability.ledger import case
-from sandbox_support import needs_bwrap
+from sandbox_support import needs_bwrap, python_for_nobody
 from scripted_model import Script, call, tool_returns
 from skill_files import write_skill
 
@@ -177,11 +176,7 @@ def test_a_command_past_its_memory_cap_is_stopped_and_the_model_told(tmp_path: P
 
 
 def test_an_agent_that_may_make_no_memory_group_learns_why(tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip('runs the probe as another user, which needs root')
-    python = shutil.which('python3', path='/usr/bin')
-    if python is None:
-        pytest.skip('no system python3 that `nobody` may run')
+    python = python_for_nobody('runs the probe as another user')
     source = Path(memory.__file__).read_text()  # standard library only: run as it is, from stdin
     done = subprocess.run(
         ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', python, '-'],

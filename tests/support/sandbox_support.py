@@ -76,6 +76,17 @@ class HostUser:
         )  # fmt: skip
 
 
+def python_for_nobody(what: str) -> str:
+    """The system `python3`, which the user `nobody` may run, for a test that `what` (`runs the agent as another
+    user`); the test is skipped unless it runs as root and there is one."""
+    if os.geteuid() != 0:
+        pytest.skip(f'{what}, which needs root')
+    python = shutil.which('python3', path='/usr/bin')
+    if python is None:
+        pytest.skip('no system python3 that `nobody` may run')
+    return python
+
+
 def second_user_problem() -> str | None:
     """Why a second Unix user cannot be made here, or `None` if it can."""
     if os.geteuid() != 0:
@@ -98,3 +109,12 @@ def second_user() -> Iterator[HostUser]:
         yield HostUser(name, record.pw_uid, record.pw_gid)
     finally:
         subprocess.run(['userdel', name], check=False, capture_output=True)
+
+
+@pytest.fixture
+def intruder() -> Iterator[HostUser]:
+    """A second Unix user of the host for the test (skipped where one cannot be made)."""
+    if (problem := second_user_problem()) is not None:
+        pytest.skip(problem)
+    with second_user() as user:
+        yield user
