@@ -50,7 +50,11 @@ def _constant_hash(low: Keys, high: Keys) -> Keys:
 
 
 def in_a_table(texts: list[str], hash_keys: Callable[[Keys, Keys], Keys]) -> NumberedPieces:
-    return pieces._numbered_in_a_table([piece_buffer(text) for text in texts], hash_keys)  # pyright: ignore[reportPrivateUsage]
+    return pieces._numbered([[piece_buffer(text) for text in texts]], hash_keys)  # pyright: ignore[reportPrivateUsage]
+
+
+def a_batch_each(texts: list[str], hash_keys: Callable[[Keys, Keys], Keys]) -> NumberedPieces:
+    return pieces._numbered([[piece_buffer(text)] for text in texts], hash_keys)  # pyright: ignore[reportPrivateUsage]
 
 
 COLLIDING = [
@@ -64,6 +68,7 @@ COLLIDING = [
 @pytest.mark.parametrize('hash_keys', [_weak_hash, _constant_hash])
 def test_a_hash_collision_never_merges_two_pieces(hash_keys: Callable[[Keys, Keys], Keys]) -> None:
     assert_same(in_a_table(COLLIDING, hash_keys), by_dict(COLLIDING))
+    assert_same(a_batch_each(COLLIDING, hash_keys), by_dict(COLLIDING))
 
 
 @settings(max_examples=100, deadline=None)
@@ -71,6 +76,13 @@ def test_a_hash_collision_never_merges_two_pieces(hash_keys: Callable[[Keys, Key
 def test_pieces_left_after_the_last_round_are_numbered_in_a_dict(texts: list[str]) -> None:
     # With one slot for all, each round settles one distinct piece: most texts here outlast the rounds.
     assert_same(in_a_table(texts, _constant_hash), by_dict(texts))
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS)
+def test_batches_share_one_numbering(texts: list[str]) -> None:
+    # A text a batch: the numbering across batches decides every id, long pieces' included.
+    assert_same(a_batch_each(texts, pieces._hash), by_dict(texts))  # pyright: ignore[reportPrivateUsage]
 
 
 def test_texts_past_one_batch_share_their_numbering() -> None:

@@ -16,15 +16,15 @@ first, whatever the words around the name say: the user has already chosen it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain
+from itertools import chain, pairwise
 
 import numpy as np
 import numpy.typing as npt
 
-from .bm25 import BM25Matrix, IntArray, SmallIntArray
+from .bm25 import BM25Matrix, Entries, IntArray, SmallIntArray
 from .documents import DEFAULT_THRESHOLD, SearchDocument, SearchHit
 from .negatives import split_body, split_description
 from .pieces import NumberedPieces, number_pieces
@@ -80,8 +80,11 @@ class SkillIndex:
         self.vocabulary: dict[str, int] = terms_by_piece.vocabulary
         whole_repeats = (config.name_repeat, config.description_repeat, config.keywords_repeat, 1, 0)
         self.matrices = tuple(
-            BM25Matrix.build(
-                *terms_by_piece.expand(*fields.weighted(repeats)), len(self.vocabulary), k1=config.k1, b=config.b
+            BM25Matrix.from_blocks(
+                (terms_by_piece.expand(*block) for block in fields.weighted(repeats)),
+                len(self.vocabulary),
+                k1=config.k1,
+                b=config.b,
             )
             for repeats in (whole_repeats, _HEADLINE_REPEATS, _NEGATIVE_REPEATS)
         )
@@ -198,20 +201,35 @@ class _FieldPieces:
         """Every distinct piece, in piece-id order."""
         return list(map(decode_piece, self.numbered.distinct))
 
-    def weighted(self, repeats: tuple[int, ...]) -> tuple[SmallIntArray, SmallIntArray, IntArray]:
+    def weighted(self, repeats: tuple[int, ...]) -> Iterator[Entries]:
         """The (piece id, count) entries, with each field's pieces counted as often as its repeat (fields repeated
-        0 times left out), and the number of entries of each skill."""
-        entries, field_sizes = self.numbered.ids, self.numbered.counts
+        0 times left out), and the number of entries of each skill: in blocks of skills of about `_BLOCK_ENTRIES`
+        pieces (see `BM25Matrix.from_blocks`)."""
+        ids, field_sizes = self.numbered.ids, self.numbered.counts
         skills = len(field_sizes) // self.FIELDS
-        repeat_of_entry = np.repeat(np.tile(np.array(repeats, dtype=np.int32), skills), field_sizes)
-        entries_per_skill = np.zeros(skills, dtype=np.int64)
-        for field, repeat in enumerate(repeats):
-            if repeat > 0:
-                entries_per_skill += field_sizes[field :: self.FIELDS]
-        if min(repeats) > 0:
-            return entries, repeat_of_entry, entries_per_skill  # every field counts: no entry-sized copies
-        kept = repeat_of_entry > 0
-        return entries[kept], repeat_of_entry[kept], entries_per_skill
+        field_starts = np.zeros(len(field_sizes) + 1, dtype=np.int64)
+        np.cumsum(field_sizes, out=field_starts[1:])
+        skill_starts = field_starts[:: self.FIELDS]
+        cuts = np.searchsorted(skill_starts, np.arange(_BLOCK_ENTRIES, int(skill_starts[-1]), _BLOCK_ENTRIES))
+        bounds: list[int] = np.unique(np.concatenate(([0], cuts, [skills]))).tolist()
+        repeat_of_field = np.array(repeats, dtype=np.int32)
+        for first, end in pairwise(bounds):
+            sizes = field_sizes[first * self.FIELDS : end * self.FIELDS]
+            pieces = ids[skill_starts[first] : skill_starts[end]]
+            repeat_of_entry = np.repeat(np.tile(repeat_of_field, end - first), sizes)
+            entries_per_skill = np.zeros(end - first, dtype=np.int64)
+            for field, repeat in enumerate(repeats):
+                if repeat > 0:
+                    entries_per_skill += sizes[field :: self.FIELDS]
+            if min(repeats) > 0:
+                yield pieces, repeat_of_entry, entries_per_skill
+            else:
+                kept = repeat_of_entry > 0
+                yield pieces[kept], repeat_of_entry[kept], entries_per_skill
+
+
+_BLOCK_ENTRIES = 2**16
+"""Pieces in a block of the index build: the block's arrays fit the processor's caches."""
 
 
 class _PieceTerms:
