@@ -119,7 +119,8 @@ def repository_skills(directory: Path) -> Path:
             f'{"are" if len(left) > 1 else "is"} not read: a skill folder may be listed in `directories` itself '
             f'(e.g. {str(directory / left[0])!r})'
         )
-    if _skill_folders(folder) and (hidden := where_skills_are(folder, nested=False)):
+    # Hidden folders first: one listing finds them, where visible skill folders cost a `stat` each.
+    if (hidden := where_skills_are(folder, nested=False)) and _skill_folders(folder):
         unread.append(hidden)  # without a visible skill, the read reports the directory as empty, with this advice
     if unread:
         where = 'read from its skills/ folder; ' if at_root else ''

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain, pairwise
+from itertools import chain, count, pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -241,7 +241,7 @@ class _PieceTerms:
         self.starts = np.zeros(len(terms_of_piece) + 1, dtype=np.int32)
         np.cumsum(self.counts, out=self.starts[1:])
         terms = list(chain.from_iterable(terms_of_piece))
-        self.vocabulary = {term: term_id for term_id, term in enumerate(dict.fromkeys(terms))}
+        self.vocabulary = dict(zip(dict.fromkeys(terms), count()))
         self.terms = np.fromiter(map(self.vocabulary.__getitem__, terms), dtype=np.int32, count=len(terms))
 
     def expand(
