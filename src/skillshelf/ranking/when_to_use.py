@@ -43,7 +43,10 @@ def when_to_use_sections(body: str, titles: str | None = None) -> list[str]:
 def heading_titles(body: str) -> str:
     """The titles of the Markdown headings of `body` (one on its first line included), lower-cased, one a line: what
     `says_when_to_use` and `negatives.says_when_not_to_use` read, so one scan of a body serves both."""
-    return '\n'.join(_TITLE.findall('\n' + body)).lower()
+    titles = _TITLE.findall(body)
+    if body.startswith('#') and (first := _FIRST_TITLE.match(body)) is not None:
+        titles.insert(0, first[1])  # found apart: `'\n' + body` would copy every body the index reads
+    return '\n'.join(titles).lower()
 
 
 def says_when_to_use(titles: str) -> bool:
@@ -57,6 +60,8 @@ HEADING = re.compile(r'\n(#{1,6})[ \t]+([^\n]*)')
 scans for quickly."""
 _TITLE = re.compile(r'\n#{1,6}[ \t]+([^\n]*)')
 """`HEADING`'s title alone."""
+_FIRST_TITLE = re.compile(r'#{1,6}[ \t]+([^\n]*)')
+"""The title of a heading on a body's first line."""
 _WHEN_TO_USE = re.compile(
     r'when to (?:use|invoke|activate|trigger|load|call|reach for)|use (?:this(?: skill)?|it|me) when'
     r'|^[\d.\s]*(?:triggers?|activation)\b|trigger (?:conditions|phrases|words)'
