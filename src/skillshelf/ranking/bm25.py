@@ -59,7 +59,7 @@ class BM25Matrix:
 
         Each block's entries are summed into (term, document) pairs while its arrays are small enough to stay in the
         processor's caches; a library's entries in one piece take fresh memory, which the kernel must zero first
-        (blocks of 65,000 entries build the index of 2,651 skills a quarter faster).
+        (in blocks of 65,000 entries the whole-skill matrix of 2,651 skills builds a quarter faster).
         """
         terms: list[SmallIntArray] = []
         docs: list[SmallIntArray] = []
@@ -68,9 +68,8 @@ class BM25Matrix:
         n_docs = 0
         for term_ids, counts, entries in blocks:
             doc_of_entry = np.repeat(np.arange(n_docs, n_docs + len(entries), dtype=np.int32), entries)
-            lengths.append(
-                np.bincount(doc_of_entry - n_docs, weights=counts, minlength=len(entries)).astype(np.float64)
-            )
+            block_lengths = np.bincount(doc_of_entry - n_docs, weights=counts, minlength=len(entries))
+            lengths.append(block_lengths.astype(np.float64, copy=False))  # float64 already: typed, not copied
             block_terms, block_docs, block_frequencies = _sum_by_pair(term_ids, doc_of_entry, counts, n_terms)
             terms.append(block_terms)
             docs.append(block_docs)
@@ -79,12 +78,9 @@ class BM25Matrix:
         if not terms:
             return cls(np.zeros(n_terms + 1, dtype=np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), 0)
         # Blocks come in document order, so a stable sort by term keeps each term's documents ascending.
-        order = _by_term(np.concatenate(terms), n_terms)
-        pair_terms, pair_docs, tf = (
-            np.concatenate(terms)[order],
-            np.concatenate(docs)[order],
-            np.concatenate(frequencies)[order],
-        )
+        all_terms = np.concatenate(terms)
+        order = _by_term(all_terms, n_terms)
+        pair_terms, pair_docs, tf = all_terms[order], np.concatenate(docs)[order], np.concatenate(frequencies)[order]
         document_lengths = np.concatenate(lengths)
         df = np.bincount(pair_terms, minlength=n_terms)
         idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))

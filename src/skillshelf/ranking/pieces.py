@@ -87,7 +87,7 @@ def _numbered(batches: Iterable[list[bytes]], hash_keys: _Hash = _hash) -> Numbe
     np.cumsum([len(batch.low) for batch in numbered], out=offsets[1:])
     ids = np.empty(sum(len(batch.ids) for batch in numbered), dtype=np.int32)
     written = 0
-    for batch, offset in zip(numbered, offsets.tolist(), strict=False):
+    for batch, offset in zip(numbered, offsets[:-1].tolist(), strict=True):
         np.take(global_ids[offset : offset + len(batch.low)], batch.ids, out=ids[written : written + len(batch.ids)])
         written += len(batch.ids)
     batch_of_first: list[int] = (np.searchsorted(offsets, firsts, side='right') - 1).tolist()
@@ -142,10 +142,10 @@ def _numbered_batch(buffers: list[bytes], long_pieces: dict[bytes, int], hash_ke
     counts = np.diff(np.searchsorted(starts, text_starts))
     low, high = _keys(buffer, starts, ends, long_pieces)
     ids, firsts = _first_appearances(_equal_pieces(low, high, hash_keys(low, high)))
-    starts, lengths = starts[firsts], ends[firsts] - starts[firsts]
+    first_starts, lengths = starts[firsts], ends[firsts] - starts[firsts]
     places = np.zeros(len(firsts) + 1, dtype=np.int32)  # of the distinct pieces, one after the other
     np.cumsum(lengths, out=places[1:])
-    offsets = np.repeat(starts - places[:-1], lengths)
+    offsets = np.repeat(first_starts - places[:-1], lengths)
     offsets += np.arange(len(offsets), dtype=np.int32)
     distinct = np.frombuffer(buffer, dtype=np.uint8)[offsets].tobytes()
     return _Batch(ids, counts, low[firsts], high[firsts], distinct, places[:-1], places[1:])
