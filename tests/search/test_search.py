@@ -10,7 +10,7 @@ import sys
 import unicodedata
 import zlib
 from collections.abc import Callable, Sequence
-from itertools import chain
+from itertools import chain, pairwise
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skillshelf.library.index
+import skillshelf.ranking.lexical
 from skillshelf import LibraryOptions, Skill, SkillLibrary
 from skillshelf.files import cache_directory
 from skillshelf.ranking import tokenize as _tokenize
@@ -420,6 +421,49 @@ def test_bm25_pairs_are_those_a_dict_sums_in_term_then_document_order(data: st.D
     idf = np.log1p((len(documents) - df[terms] + 0.5) / (df[terms] + 0.5))
     norm = 1.2 * (0.25 + 0.75 * lengths[docs] / average)
     assert matrix.weights.tolist() == pytest.approx((idf * frequencies * 2.2 / (frequencies + norm)).tolist(), rel=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_bm25_blocks_give_the_matrix_of_all_documents_at_once(data: st.DataObject) -> None:
+    # The documents split into blocks anywhere (empty blocks and empty documents included): pairs are summed per block,
+    # then merged by term, so every block boundary must leave the matrix as `build` makes it from one block.
+    documents = data.draw(
+        st.lists(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=6), min_size=1, max_size=8)
+    )
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(documents)), max_size=4)))
+    term_ids = [np.array([t for t, _ in d], dtype=np.int32) for d in documents]
+    counts = [np.array([c for _, c in d], dtype=np.int32) for d in documents]
+
+    def block(first: int, end: int) -> tuple[Any, Any, Any]:
+        return (
+            np.concatenate([np.zeros(0, np.int32), *term_ids[first:end]]),
+            np.concatenate([np.zeros(0, np.int32), *counts[first:end]]),
+            np.array([len(d) for d in documents[first:end]], dtype=np.int64),
+        )
+
+    whole = BM25Matrix.build(*block(0, len(documents)), 6)
+    bounds = [0, *cuts, len(documents)]
+    blocked = BM25Matrix.from_blocks([block(a, b) for a, b in pairwise(bounds)], 6)
+    assert blocked.n_docs == whole.n_docs == len(documents)
+    assert blocked.starts.tolist() == whole.starts.tolist()
+    assert blocked.docs.tolist() == whole.docs.tolist()
+    assert blocked.weights.tolist() == whole.weights.tolist()
+
+
+def test_an_index_built_in_small_blocks_is_the_index_built_in_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    documents = [
+        *LIBRARY,
+        *(SearchDocument(f'skill-{n}', f'Handle topic {n}.', body=f'word{n} ' * n) for n in range(40)),
+    ]
+    whole = SkillIndex(documents)
+    monkeypatch.setattr(skillshelf.ranking.lexical, '_BLOCK_ENTRIES', 8)  # dozens of blocks, skills split across none
+    blocked = SkillIndex(documents)
+    assert blocked.vocabulary == whole.vocabulary
+    for mine, theirs in zip(blocked.matrices, whole.matrices, strict=True):
+        assert mine.starts.tolist() == theirs.starts.tolist()
+        assert mine.docs.tolist() == theirs.docs.tolist()
+        assert mine.weights.tolist() == theirs.weights.tolist()
 
 
 # --------------------------------------------------------------------------------------- library and cache
