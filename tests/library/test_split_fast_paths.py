@@ -42,8 +42,9 @@ def split_bytes(raw: bytes) -> tuple[str, str] | str:
         start, end, body_start = frontmatter._frontmatter_span(  # pyright: ignore[reportPrivateUsage]
             'SKILL.md',
             raw.removeprefix(b'\xef\xbb\xbf'),
-            frontmatter._BOUNDARY_BYTES,
-            b'\n',  # pyright: ignore[reportPrivateUsage]
+            frontmatter._BOUNDARY_BYTES,  # pyright: ignore[reportPrivateUsage]
+            frontmatter._CLOSING_BYTES,  # pyright: ignore[reportPrivateUsage]
+            b'\n',
         )
     except SkillFormatError as error:
         return 'too large' if 'larger than' in error.problem else error.problem
