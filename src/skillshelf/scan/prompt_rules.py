@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from .finding import Severity
 
-__all__ = ('hidden_instructions', 'override_instructions')
+__all__ = ('hidden_instructions', 'may_instruct', 'override_instructions')
 
 _IGNORE = re.compile(
     r'\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|every|of|these|those)\s+)*'
@@ -85,6 +85,14 @@ def hidden_instructions(text: str, first_line: int, *, comment: bool) -> Iterato
             yield line, 'warning', f'tells the model to keep something from the user ("{phrase}")'
 
 
+def may_instruct(text: str) -> bool:
+    """Whether `override_instructions` or `hidden_instructions` could find anything in `text`: whether it holds one of
+    the words their phrases start with. Cheaper than asking them, for the thousands of short texts of a library's
+    frontmatter, most of which hold none."""
+    lower = text.lower()
+    return any(anchor in lower for anchor in _ALL_ANCHORS)
+
+
 def _matches(pattern: re.Pattern[str], text: str, first_line: int) -> Iterator[tuple[int, str, str, str]]:
     """`(line, what precedes it in its sentence, the phrase, the rest of its sentence)` for each match of `pattern`, tried only where one of
     its first words stands (found with `str.find`: a regular expression of alternatives scans far slower)."""
@@ -124,3 +132,4 @@ _ANCHORS = {
         'surreptitiously',
     ),
 }
+_ALL_ANCHORS = tuple(dict.fromkeys(anchor for anchors in _ANCHORS.values() for anchor in anchors))

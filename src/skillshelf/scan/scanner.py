@@ -18,7 +18,7 @@ from .cache import findings_cache
 from .dependency_rules import requirement_findings
 from .finding import Finding
 from .parts import Part, file_parts, language_of
-from .prompt_rules import hidden_instructions, override_instructions
+from .prompt_rules import hidden_instructions, may_instruct, override_instructions
 from .python_rules import python_findings
 from .script_rules import javascript_findings, powershell_findings
 from .shell_rules import Hit, Language, Where, shell_findings
@@ -98,7 +98,8 @@ def scan_frontmatter(skill: Skill[Any]) -> list[Finding]:
     hits: set[Hit] = {
         (line, 'hidden-unicode', severity, message) for line, severity, message in hidden_characters(text, 2)
     }
-    for rule, read in (('prompt-override', override_instructions), ('concealment', hidden_instructions)):
+    phrase_rules = (('prompt-override', override_instructions), ('concealment', hidden_instructions))
+    for rule, read in phrase_rules if may_instruct(text) else ():
         hits.update((line, rule, severity, message) for line, severity, message in read(text, 2, comment=False))
     return sorted(Finding(skill.name, SKILL_FILE, *hit) for hit in hits)
 
