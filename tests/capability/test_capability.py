@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from inline_snapshot import snapshot
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import IncludeToolReturnSchemas
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.toolsets import FunctionToolset
 
 from skillshelf import Skill, SkillConflictError, SkillMatch, Skills
@@ -211,6 +213,26 @@ and say which skill you use.
 - weather: Current weather, forecasts and alerts for a city.
 - currency: Convert amounts between currencies at the current exchange rate.\
 """)
+
+
+def test_the_loading_tools_return_text_in_their_schema() -> None:
+    # What the model reads of `load_skill` and `unload_skill` is text; the schema of `ToolReturn` itself (every content
+    # type it can carry) misdescribed it, and building it was most of a `Skills` construction.
+    seen: dict[str, Any] = {}
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.update({tool.name: tool.return_schema for tool in info.function_tools})
+        return ModelResponse(parts=[TextPart('done')])
+
+    capabilities = [Skills(skills=[weather, currency]), IncludeToolReturnSchemas()]
+    model = FunctionModel(respond, profile=ModelProfile(supports_tool_return_schema=True))
+    Agent(model, capabilities=capabilities).run_sync('hi')
+
+    assert {name: seen[name] for name in ('load_skill', 'unload_skill', 'read_skill_resource')} == {
+        'load_skill': {'type': 'string'},
+        'unload_skill': {'type': 'string'},
+        'read_skill_resource': {'type': 'string'},
+    }
 
 
 def test_meta_tool_schemas(make_script: Callable[..., Script]) -> None:
