@@ -41,7 +41,7 @@ from skillshelf.ranking.tokenize import (
 from skillshelf.ranking.when_to_use import when_to_use_sections
 
 from repo_paths import REPO
-from skill_files import write_library
+from skill_files import write_library, write_skill
 
 LIBRARY = [
     SearchDocument('pdf-forms', 'Fill in and flatten PDF forms.', body='Use pypdf to read AcroForm fields.'),
@@ -687,6 +687,33 @@ def test_a_corrupt_cache_file_is_rebuilt(
 def test_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv('SKILLSHELF_CACHE_DIR', 'off')
     assert cache_directory() is None
+
+
+def test_the_first_search_imports_no_module(tmp_path: Path) -> None:
+    # Every module an index build uses is imported with skillshelf: one imported at the first search (as `np.unique`
+    # imported `numpy.ma`, 9 ms) is paid inside every cold start.
+    for number in range(3):
+        write_skill(
+            tmp_path / 'skills', f'skill-{number}', f'Body {number} of a skill.', description=f'Skill {number}.'
+        )
+    probe = (
+        'import sys\n'
+        'from pathlib import Path\n'
+        'from skillshelf import LibraryOptions, SkillLibrary\n'
+        'before = set(sys.modules)\n'
+        f'library = SkillLibrary.build(options=LibraryOptions(directories=[Path({str(tmp_path / "skills")!r})]))\n'
+        "assert library.search('skill body', 3)\n"
+        'print(sorted(set(sys.modules) - before))\n'
+    )
+    completed = subprocess.run(
+        [sys.executable, '-c', probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, 'SKILLSHELF_CACHE_DIR': 'off'},
+    )
+    assert completed.stdout.strip() == '[]'
 
 
 def test_large_library_example_finds_and_loads_skills_offline() -> None:

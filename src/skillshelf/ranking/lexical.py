@@ -211,7 +211,7 @@ class _FieldPieces:
         np.cumsum(field_sizes, out=field_starts[1:])
         skill_starts = field_starts[:: self.FIELDS]
         cuts = np.searchsorted(skill_starts, np.arange(_BLOCK_ENTRIES, int(skill_starts[-1]), _BLOCK_ENTRIES))
-        bounds: list[int] = np.unique(np.concatenate(([0], cuts, [skills]))).tolist()
+        bounds = sorted({0, *cuts.tolist(), skills})  # not `np.unique`: its first call imports `numpy.ma` (9 ms)
         repeat_of_field = np.array(repeats, dtype=np.int32)
         for first, end in pairwise(bounds):
             sizes = field_sizes[first * self.FIELDS : end * self.FIELDS]
