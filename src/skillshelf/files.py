@@ -215,8 +215,9 @@ def _check_link_within(path: str, info: os.stat_result, within: str) -> None:
         raise FolderChangedError(errno.ESTALE, 'the symlink changed while it was checked')
 
 
-def open_beneath(folder: HeldFolder, parts: Sequence[str]) -> tuple[int, int]:
-    """Open the regular file at `parts` (names relative to `folder`, no `..`) read-only, never leaving `folder`.
+def open_beneath(folder: HeldFolder, parts: Sequence[str], opened: int | None = None) -> tuple[int, int]:
+    """Open the regular file at `parts` (names relative to `folder`, no `..`) read-only, never leaving `folder`
+    (`opened`: the folder's descriptor, when the caller holds it open).
 
     Symlinks on the way are followed by walking their targets from the folder again, at most
     `MAX_SYMLINK_HOPS` of them; a target that climbs above the folder or is an absolute path outside it
@@ -234,6 +235,8 @@ def open_beneath(folder: HeldFolder, parts: Sequence[str]) -> tuple[int, int]:
     """
     if not WALKS_BENEATH:
         return _open_by_path(folder, parts)
+    if opened is not None:
+        return _walk(folder, opened, list(parts))
     root = folder.open()
     try:
         return _walk(folder, root, list(parts))
@@ -261,8 +264,9 @@ def read_at_most(descriptor: int, limit: int) -> bytes:
     return b''.join(chunks)
 
 
-def open_subfolder(parent: int, name: str) -> int:
-    """Open the real directory `name` inside the open directory `parent`; a symlink is refused (`ENOTDIR`)."""
+def open_subfolder(parent: int | None, name: str) -> int:
+    """Open the real directory `name` inside the open directory `parent` (`None`: `name` is a path); a symlink is
+    refused (`ELOOP` or `ENOTDIR`)."""
     return os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_DIRECTORY, dir_fd=parent)
 
 

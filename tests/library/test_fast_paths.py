@@ -7,6 +7,7 @@
 - The collector paused while a library is read is on again afterwards, unless someone else paused it.
 - The index cache key takes a folder skill's folder as `os.path.abspath(skill.folder)` did, without the `Path`.
 - A piece without an apostrophe (after NFKC) skips the contraction search and splits into the same words.
+- Discovery holds a real skill folder by opening it, and every other entry as before; no descriptor is left open.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from skillshelf import LibraryOptions, Skill, SkillLibrary
+from skillshelf import LibraryOptions, Skill, SkillLibrary, SkillWarning
 from skillshelf._gc import gc_paused
 from skillshelf.content import FolderContent
 from skillshelf.library import confusables, index
@@ -253,3 +254,32 @@ def test_discovery_hands_its_bytes_to_the_first_body_read_then_lets_them_go(tmp_
     edited = library.get('skill-007')
     assert edited is not None
     assert edited.load_instructions() == 'Edited body.'
+
+
+def test_discovery_opens_a_real_skill_folder_once_and_holds_the_others_as_before(tmp_path: Path) -> None:
+    # A real folder is held by opening it without following a symlink; a symlink, a file or a folder without a
+    # `SKILL.md` goes the general way, with its reason; no descriptor is left open either way.
+    library = tmp_path / 'skills'
+    write_skill(library, 'real', 'Real body.', description='A real folder.')
+    write_skill(tmp_path, 'outside', 'Outside body.', description='Outside the library.')
+    (library / 'alias').symlink_to('real', target_is_directory=True)
+    (library / 'away').symlink_to(tmp_path / 'outside', target_is_directory=True)
+    (library / 'empty').mkdir()
+    open_before = sorted(os.listdir('/proc/self/fd'))
+
+    with pytest.warns(SkillWarning):  # the skips are reported
+        built = SkillLibrary.build(options=LibraryOptions(directories=[library]))
+
+    assert sorted(os.listdir('/proc/self/fd')) == open_before
+    assert sorted(built.skills) == ['real']
+    skipped = {problem.path.name: problem.problem for problem in built.skipped}
+    assert 'which is read itself' in skipped['alias']
+    assert 'outside the library directory' in skipped['away']
+    assert 'SKILL.md' in skipped['empty']
+    real = built.skills['real'].content
+    assert isinstance(real, FolderContent)
+    assert (real.folder.device, real.folder.inode) == (
+        os.stat(library / 'real').st_dev,
+        os.stat(library / 'real').st_ino,
+    )
+    assert built.skills['real'].load_instructions() == 'Real body.'

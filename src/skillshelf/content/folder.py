@@ -48,6 +48,7 @@ __all__ = (
     'folder_changed',
     'hold_skill_folder',
     'list_folder_resources',
+    'open_skill_folder',
     'read_folder_bytes',
     'read_folder_resource',
 )
@@ -139,6 +140,32 @@ def hold_skill_folder(
         raise ResourceError('the skill folder no longer exists (it was deleted or moved)') from None
     except OSError:
         raise ResourceError('the skill folder can no longer be resolved') from None
+
+
+def open_skill_folder(
+    folder: str | Path, *, check_containment: bool = True, policy: ReadPolicy = DEFAULT_READ_POLICY
+) -> tuple[HeldFolder, int | None]:
+    """`hold_skill_folder`, with the folder open when that is one system call: a real directory opened without
+    following a symlink is the directory accepted (holding it and then opening it took three, for every skill folder
+    of a library). Else, as for a symlink, `None` (the caller closes a descriptor it gets).
+
+    Raises:
+        ResourceError: as `hold_skill_folder`.
+    """
+    if WALKS_BENEATH:
+        path = os.path.abspath(folder)
+        try:
+            descriptor = open_subfolder(None, path)
+        except OSError:
+            pass  # a symlink, a file, gone, unreadable: held (or refused) as before, with its reason
+        else:
+            try:
+                info = os.fstat(descriptor)
+            except OSError:
+                os.close(descriptor)
+                raise ResourceError('the skill folder can no longer be resolved') from None
+            return HeldFolder(path, info.st_dev, info.st_ino, policy), descriptor
+    return hold_skill_folder(folder, check_containment=check_containment, policy=policy), None
 
 
 def folder_changed(folder: HeldFolder) -> ResourceError:

@@ -76,8 +76,9 @@ def _identity(info: os.stat_result) -> tuple[int, ...]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def read_skill_file(skill_file: str | Path | SkillFile) -> bytes:
-    """The bytes of `skill_file`, refused beyond `MAX_SKILL_FILE_BYTES`.
+def read_skill_file(skill_file: str | Path | SkillFile, opened: int | None = None) -> bytes:
+    """The bytes of `skill_file`, refused beyond `MAX_SKILL_FILE_BYTES`; `opened` is the descriptor of a `SkillFile`'s
+    folder, when the caller holds it open.
 
     Raises:
         SkillFormatError: the file cannot be opened or read, or is too large.
@@ -85,7 +86,7 @@ def read_skill_file(skill_file: str | Path | SkillFile) -> bytes:
     if isinstance(skill_file, SkillFile):
         if (kept := skill_file.take_kept()) is not None:
             return kept
-        descriptor, size = _open_beneath(skill_file)
+        descriptor, size = _open_beneath(skill_file, opened)
         skill_file = skill_file.path
     else:
         descriptor, size = _open_skill_file(skill_file)
@@ -102,9 +103,9 @@ def read_skill_file(skill_file: str | Path | SkillFile) -> bytes:
     return raw
 
 
-def _open_beneath(skill_file: SkillFile) -> tuple[int, int]:
+def _open_beneath(skill_file: SkillFile, opened: int | None) -> tuple[int, int]:
     try:
-        return open_beneath(skill_file.folder, [SKILL_FILE])
+        return open_beneath(skill_file.folder, [SKILL_FILE], opened)
     except FolderChangedError:
         problem = (
             f'the skill folder changed after the library was read ({skill_file.folder.change()}); '

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from ..content.folder import hold_skill_folder
+from ..content.folder import open_skill_folder
 from ..errors import ResourceError, SkillError, SkillFormatError, SkillWarning
 from ..files import DEFAULT_READ_POLICY, ReadPolicy, takes_the_old_flag
 from ..markdown.bounded_read import read_skill_file
@@ -244,18 +244,21 @@ def _read_skill(
 ) -> None:
     """Accept `folder` (an entry of the library, or the library itself) and read its `SKILL.md` beneath it."""
     try:
-        held = hold_skill_folder(folder, check_containment=is_entry, policy=policy)
+        held, opened = open_skill_folder(folder, check_containment=is_entry, policy=policy)
     except ResourceError as error:
         found.skipped.append(SkippedSkill(Path(folder), str(error)))
         return
     skill_file = SkillFile(held)
     deviations: list[FormatDeviation] = []
     try:
-        raw = read_skill_file(skill_file)
+        raw = read_skill_file(skill_file, opened)
         front = parse_frontmatter(skill_file, raw, deviations)
     except SkillFormatError as error:
         found.skipped.append(SkippedSkill(error.path or Path(folder), error.problem))
         return
+    finally:
+        if opened is not None:
+            os.close(opened)
     keep(skill_file, raw)
     skill = Skill.from_frontmatter(skill_file, front, trusted=trusted, plugin=plugin)
     if front.python_tools and not trusted:
