@@ -51,7 +51,7 @@ All benchmarks read the data from a path argument (the public, licensed data set
 | `python benchmarks/reminders.py --data ../shared/bench` | reminders: recall and precision on the trigger queries, and reminders fired on chat filler and near-miss negatives, with the score alone and with the evidence rule |
 | `python benchmarks/crossval.py --data ../shared/bench --hybrid` | how the defaults were chosen: each ranking knob and the hybrid weight by group 5-fold cross-validation over source repositories, with the cross-validated P@1 beside the in-sample one |
 | `python benchmarks/scan.py --data ../shared/bench` | the content scan: detection on malicious skills we wrote, false positives on the public libraries and the 2,651-skill corpus (flagged skills read by hand), cost at load |
-| `python benchmarks/startup.py --data ../shared/bench --against 9c69375` | the cold start at 2,651 skills (library alone, and an agent's construct + first search), this checkout against an earlier commit in the same run |
+| `python benchmarks/startup.py --data ../shared/bench --against 9c69375 --repeat 60` | the cold start at 2,651 skills (library alone, and an agent's construct + first search), this checkout against an earlier commit in the same run |
 | `python benchmarks/report.py` | regenerate this file from the results |
 
 Metrics: P@1 (right item first), R@k (share of the right items in the top k), MRR@10, nDCG@5. *P@1 thr.*
