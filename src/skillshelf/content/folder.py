@@ -162,9 +162,9 @@ def open_skill_folder(
             try:
                 info = os.fstat(descriptor)
             except OSError:
-                os.close(descriptor)
-                raise ResourceError('the skill folder can no longer be resolved') from None
-            return HeldFolder(path, info.st_dev, info.st_ino, policy), descriptor
+                os.close(descriptor)  # held (or refused) as before too
+            else:
+                return HeldFolder(path, info.st_dev, info.st_ino, policy), descriptor
     return hold_skill_folder(folder, check_containment=check_containment, policy=policy), None
 
 
